@@ -1,0 +1,55 @@
+# alloclab — the user's entry. Every target first makes sure the machine has
+# what it needs (scripts/bootstrap), then drives CMake/CTest/pytest.
+#
+#   make          build the release preset
+#   make test     build release and asan presets, run every test (ctest + pytest)
+#   make bench    run the Google Benchmark programs, write out/bench/*.json
+#   make study    run the study (./alloclab study), report in out/study/
+#   make install PREFIX=/usr/local
+
+PREFIX ?= /usr/local
+PYTEST  = .venv/bin/python -m pytest
+
+.PHONY: all bootstrap build build-asan test test-release test-asan test-python bench study install clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap --quiet
+
+build: bootstrap
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release
+
+build-asan: bootstrap
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan
+
+test: test-release test-asan test-python
+
+test-release: build
+	ctest --preset release
+
+test-asan: build-asan
+	ctest --preset asan -L unit
+
+test-python: build
+	@if [ -d tests/python ]; then $(PYTEST) -q tests/python; else echo "no python tests yet"; fi
+
+bench: build
+	@mkdir -p out/bench
+	@for b in build/release/bench/bench_*; do \
+	  [ -x "$$b" ] || continue; \
+	  echo "== $$b"; \
+	  "$$b" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+	        --benchmark_out=out/bench/$$(basename $$b).json --benchmark_out_format=json || exit 1; \
+	done
+
+study: build
+	./alloclab study $(STUDY_ARGS)
+
+install: build
+	cmake --install build/release --prefix $(PREFIX)
+
+clean:
+	rm -rf build out

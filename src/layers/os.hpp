@@ -1,0 +1,101 @@
+// os.hpp — the one platform seam of alloclab's allocators.
+//
+// Every request for address space, every return of it, and every "these
+// pages are dead, drop their contents" goes through this file. Nothing else
+// in src/ calls mmap, munmap or madvise; a port touches only this file, and
+// tests can count calls through the counters below.
+//
+// The functions never allocate through malloc and never touch errno on
+// success; on failure map functions return nullptr and leave errno as the
+// kernel set it (ENOMEM in practice).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace alloclab::os {
+
+// Counters of system calls made through this seam (relaxed; for tests and
+// statistics, not for synchronisation).
+struct Counters {
+  std::atomic<std::uint64_t> maps{0};
+  std::atomic<std::uint64_t> unmaps{0};
+  std::atomic<std::uint64_t> discards{0};
+  std::atomic<std::uint64_t> mapped_bytes{0};    // currently mapped through map()
+};
+
+inline Counters &counters() noexcept {
+  static Counters c;  // constant-initialised: safe before main and inside malloc
+  return c;
+}
+
+// The system page size, read once. sysconf does not allocate.
+inline std::size_t page_size() noexcept {
+  static const std::size_t ps = [] {
+    long v = ::sysconf(_SC_PAGESIZE);
+    return v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
+  }();
+  return ps;
+}
+
+// Round n up to a multiple of a (a power of two). Returns 0 on overflow.
+constexpr std::size_t align_up(std::size_t n, std::size_t a) noexcept {
+  return (n + (a - 1) < n) ? 0 : ((n + (a - 1)) & ~(a - 1));
+}
+
+// Map `bytes` (a multiple of the page size) of fresh, zeroed, read-write
+// memory. nullptr on failure.
+inline void *map(std::size_t bytes) noexcept {
+  if (bytes == 0) return nullptr;
+  void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  counters().maps.fetch_add(1, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return p;
+}
+
+// Map `bytes` whose start is a multiple of `alignment` (a power of two, at
+// least the page size): over-map, then trim both ends.
+inline void *map_aligned(std::size_t bytes, std::size_t alignment) noexcept {
+  const std::size_t ps = page_size();
+  if (alignment <= ps) return map(bytes);
+  const std::size_t span = bytes + alignment;
+  if (span < bytes) return nullptr;
+  void *raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto base = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (base + alignment - 1) & ~(alignment - 1);
+  const std::size_t head = aligned - base;
+  const std::size_t tail = span - head - bytes;
+  if (head) ::munmap(raw, head);
+  if (tail) ::munmap(reinterpret_cast<void *>(aligned + bytes), tail);
+  counters().maps.fetch_add(1, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return reinterpret_cast<void *>(aligned);
+}
+
+// Return a mapping made by map() or map_aligned() with the same size.
+inline void unmap(void *p, std::size_t bytes) noexcept {
+  if (p == nullptr || bytes == 0) return;
+  ::munmap(p, bytes);
+  counters().unmaps.fetch_add(1, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+// Tell the kernel the contents of these whole pages are dead: the physical
+// pages go back, the address range stays ours and reads back as zeroes
+// (MADV_DONTNEED on private anonymous memory). `p` and `bytes` must be
+// page-aligned. Returns true on success.
+inline bool discard(void *p, std::size_t bytes) noexcept {
+  if (p == nullptr || bytes == 0) return true;
+  counters().discards.fetch_add(1, std::memory_order_relaxed);
+  return ::madvise(p, bytes, MADV_DONTNEED) == 0;
+}
+
+}  // namespace alloclab::os

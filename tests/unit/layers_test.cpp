@@ -1,0 +1,171 @@
+// Unit tests of the heap layers on their own.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "layers/boundary_tag.hpp"
+#include "layers/chunk_cache.hpp"
+#include "layers/chunk_list_heap.hpp"
+#include "layers/mmap_heap.hpp"
+#include "layers/os.hpp"
+#include "layers/segregated_bins.hpp"
+#include "reap/ptr_set.hpp"
+
+using namespace alloclab;
+
+TEST(BoundaryTag, BlockSizeIsHeaderPlusRequestRoundedToSixteenWithAMinimum) {
+  EXPECT_EQ(tag::block_size(0), 32u);
+  EXPECT_EQ(tag::block_size(1), 32u);
+  EXPECT_EQ(tag::block_size(24), 32u);
+  EXPECT_EQ(tag::block_size(25), 48u);
+  EXPECT_EQ(tag::block_size(40), 48u);
+  EXPECT_EQ(tag::block_size(41), 64u);
+  for (std::size_t n = 0; n < 5000; ++n) {
+    const std::size_t s = tag::block_size(n);
+    EXPECT_EQ(s % 16, 0u);
+    EXPECT_GE(s - tag::kHeader, n);
+    EXPECT_LT(s - tag::kHeader, n + 16 + 24);
+  }
+}
+
+TEST(BoundaryTag, CarvedAreaPutsPayloadsOnSixteenAndEndsInASentinel) {
+  alignas(16) static char buf[1024];
+  for (int lo = 0; lo < 32; lo += 8) {
+    tag::Block *limit = nullptr;
+    tag::Block *first = tag::carve_area(buf + lo, buf + 1000, &limit);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(tag::payload(first)) % 16, 0u);
+    EXPECT_GE(first, buf + lo);
+    EXPECT_LE(limit + tag::kHeader, buf + 1000);
+    EXPECT_EQ((limit - first) % 16, 0);
+    EXPECT_TRUE(tag::in_use(limit));
+    EXPECT_EQ(tag::size(limit), 0u);
+  }
+}
+
+TEST(SegregatedBins, SmallSizesHaveExactBinsAndLargerOnesAreOrdered) {
+  for (std::size_t s = 32; s <= 1024; s += 16) EXPECT_EQ(SegregatedBins::bin_of(s), int(s / 16) - 2);
+  int last = -1;
+  for (std::size_t s = 32; s < (std::size_t{1} << 30); s += 16 + ((s >> 5) & ~std::size_t{15})) {
+    const int b = SegregatedBins::bin_of(s);
+    EXPECT_GE(b, last) << s;
+    EXPECT_LT(b, SegregatedBins::kBins);
+    last = b;
+  }
+}
+
+TEST(SegregatedBins, TakeFitReturnsABlockAtLeastAsLargeAsAsked) {
+  alignas(16) static char arena[1 << 16];
+  SegregatedBins bins;
+  std::vector<tag::Block *> blocks;
+  const std::size_t sizes[] = {32, 48, 1024, 1040, 2000, 4096, 8192};
+  char *at = arena + 8;
+  for (std::size_t s : sizes) {
+    tag::word(at) = s | tag::PREV_INUSE;
+    bins.insert(at, s);
+    blocks.push_back(at);
+    at += s;
+  }
+  EXPECT_FALSE(bins.empty());
+  for (std::size_t want : {16u, 40u, 1000u, 1030u, 1500u, 3000u, 5000u}) {
+    tag::Block *b = bins.take_fit(tag::block_size(want));
+    ASSERT_NE(b, nullptr) << want;
+    EXPECT_GE(tag::size(b), tag::block_size(want));
+  }
+  EXPECT_EQ(bins.take_fit(tag::block_size(9000)), nullptr);
+}
+
+TEST(SegregatedBins, RemoveUnlinksFromTheMiddleOfAList) {
+  alignas(16) static char arena[4096];
+  SegregatedBins bins;
+  tag::Block *b[3];
+  for (int i = 0; i < 3; ++i) {
+    b[i] = arena + 8 + i * 64;
+    tag::word(b[i]) = 48 | tag::PREV_INUSE;
+    bins.insert(b[i], 48);
+  }
+  bins.remove(b[1]);
+  std::set<tag::Block *> got;
+  while (tag::Block *x = bins.take_fit(48)) got.insert(x);
+  EXPECT_EQ(got, (std::set<tag::Block *>{b[0], b[2]}));
+  EXPECT_TRUE(bins.empty());
+}
+
+TEST(ChunkListHeap, ChunksGrowGeometricallyAndReleaseKeepsOnlyTheBudget) {
+  ChunkListHeap<MmapHeap> h;
+  std::size_t last = 0;
+  for (int i = 0; i < 5; ++i) {
+    ChunkHeader *c = h.new_chunk(100);
+    ASSERT_NE(c, nullptr);
+    EXPECT_GT(c->bytes, last);
+    last = c->bytes;
+  }
+  EXPECT_EQ(h.held_chunks(), 5u);
+  const std::size_t before = h.held_bytes();
+  h.release_all(last);  // room for the largest only
+  EXPECT_EQ(h.spare_bytes(), last);
+  EXPECT_EQ(h.held_bytes(), last);
+  EXPECT_LT(h.held_bytes(), before);
+  ChunkHeader *again = h.new_chunk(100);  // served from the spare
+  EXPECT_EQ(again->bytes, last);
+  EXPECT_EQ(h.spare_bytes(), 0u);
+  h.release_everything();
+  EXPECT_EQ(h.held_bytes(), 0u);
+}
+
+TEST(ChunkListHeap, ARequestLargerThanTheNextChunkGetsAChunkThatFitsIt) {
+  ChunkListHeap<MmapHeap> h;
+  ChunkHeader *c = h.new_chunk(3 * 1024 * 1024);
+  ASSERT_NE(c, nullptr);
+  EXPECT_GE(c->bytes - sizeof(ChunkHeader), 3u * 1024 * 1024);
+  h.release_everything();
+}
+
+TEST(ChunkCache, ReleasedChunksAreReusedUpToTheLimit) {
+  using Cache = ChunkCache<MmapHeap, 16384, 65536>;
+  Cache c;
+  Cache::set_limit(2 * 65536);
+  void *a = c.get_chunk(65536);
+  void *b = c.get_chunk(65536);
+  void *d = c.get_chunk(65536);
+  c.put_chunk(a, 65536);
+  c.put_chunk(b, 65536);
+  c.put_chunk(d, 65536);  // over the limit: unmapped
+  EXPECT_EQ(Cache::cached_bytes(), 2u * 65536);
+  void *x = c.get_chunk(65536);
+  EXPECT_TRUE(x == a || x == b);
+  c.put_chunk(x, 65536);
+  c.trim();
+  EXPECT_EQ(Cache::cached_bytes(), 0u);
+}
+
+TEST(Os, MapAlignedHonoursLargeAlignments) {
+  for (std::size_t a : {std::size_t{1} << 16, std::size_t{1} << 21, std::size_t{1} << 24}) {
+    void *p = os::map_aligned(os::page_size() * 3, a);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % a, 0u);
+    static_cast<char *>(p)[0] = 1;
+    os::unmap(p, os::page_size() * 3);
+  }
+}
+
+TEST(PtrSet, InsertEraseContainsAndIterateAcrossGrowth) {
+  PtrSet s;
+  std::vector<char> mem(100000);
+  for (int i = 0; i < 20000; ++i) ASSERT_TRUE(s.insert(&mem[i * 4]));
+  EXPECT_EQ(s.size(), 20000u);
+  for (int i = 0; i < 20000; i += 2) ASSERT_TRUE(s.erase(&mem[i * 4]));
+  EXPECT_FALSE(s.erase(&mem[0]));
+  EXPECT_EQ(s.size(), 10000u);
+  for (int i = 0; i < 20000; ++i) EXPECT_EQ(s.contains(&mem[i * 4]), i % 2 == 1);
+  std::size_t n = 0;
+  s.for_each([&](void *) { ++n; });
+  EXPECT_EQ(n, 10000u);
+  // churn: tombstones must not fill the table forever
+  for (int r = 0; r < 50; ++r) {
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(s.insert(&mem[80000 + i]));
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(s.erase(&mem[80000 + i]));
+  }
+  EXPECT_EQ(s.size(), 10000u);
+}
