@@ -23,6 +23,7 @@ class BumpHeap : public Chunks {
   [[gnu::always_inline]] tag::Block *bump(std::size_t s) noexcept {
     tag::Block *b = top_;
     if (__builtin_expect(static_cast<std::size_t>(limit_ - b) >= s, 1)) {
+      if (b == nullptr) __builtin_unreachable();  // s > 0 and an area exists
       top_ = b + s;
       return b;
     }

@@ -113,13 +113,15 @@ class CoalescingHeap : public Parent {
   }
 
   // Before the region moves to a new chunk: the old area's tail becomes a
-  // free block (or, at 16 bytes, a dead one).
+  // free block, or a dead one when it is too small to be worth a place on
+  // the heap (a sliver on the heap would keep region mode off for nothing).
+  static constexpr std::size_t kMinUsefulTail = 256;
   void retire_tail() noexcept {
     Block *t;
     const std::size_t n = this->take_tail(&t);
     if (n == 0) return;
     if (tools::active()) tools::reveal(t, tag::kHeader);
-    if (n >= tag::kMinBlock) {
+    if (n >= kMinUsefulTail) {
       tag::word(t) = n | tag::PREV_INUSE;
       tag::set_footer(t, n);
       tag::word(t + n) &= ~tag::PREV_INUSE;

@@ -36,17 +36,22 @@
 
 namespace alloclab::tools {
 
-// True when some checker is watching this process. Decided once.
-inline bool active() noexcept {
+// True when some checker is watching this process. A plain flag, so hot
+// paths pay one load: constant under ASan, and set by init() under
+// Valgrind. Owners call init() once before their first heap operation.
 #if defined(ALLOCLAB_ASAN)
-  return true;
-#elif defined(ALLOCLAB_HAVE_VALGRIND_H)
-  static const bool on = RUNNING_ON_VALGRIND != 0;
-  return on;
+inline constexpr bool kActive = true;
+inline constexpr bool active() noexcept { return true; }
+inline void init() noexcept {}
 #else
-  return false;
+inline bool g_active = false;
+inline bool active() noexcept { return g_active; }
+inline void init() noexcept {
+#if defined(ALLOCLAB_HAVE_VALGRIND_H)
+  g_active = RUNNING_ON_VALGRIND != 0;
 #endif
 }
+#endif
 
 inline void hide(const void *p, std::size_t n) noexcept {
   (void)p; (void)n;

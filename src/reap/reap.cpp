@@ -68,6 +68,7 @@ void fork_child() {
 void setup_once() {
   const auto &o = alloclab::reap_options::get();
   ChunkSource::set_limit(o.cache_bytes);
+  tools::init();
   ::pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
@@ -218,7 +219,7 @@ void small_free(reap *r, void *p) {
   --r->live_objects;
   r->live_bytes -= tag::usable(b);
   if (tools::active()) tools::object_free(r, p, tag::usable(b));
-  r->release(b);
+  r->free_block_now(b);
 }
 
 // Keep the large-object bytes inside the footprint the chunk list reports.
@@ -232,7 +233,7 @@ struct LargeAccount {
   }
 };
 
-void *malloc_slow(reap *r, std::size_t n) {
+[[gnu::noinline]] void *malloc_slow(reap *r, std::size_t n) {
   if (n > tag::kMaxRequest) {
     errno = ENOMEM;
     return nullptr;
@@ -246,7 +247,7 @@ void *malloc_slow(reap *r, std::size_t n) {
   return small_alloc(r, s);
 }
 
-void free_slow(reap *r, void *p) {
+[[gnu::noinline]] void free_slow(reap *r, void *p) {
   if (r->checked) verify(r, p, "reap_free");
   if (r->emulated) {
     emu_forget(r, p);
@@ -289,7 +290,7 @@ void clear_objects(reap *r) {
     tools::pool_destroy(r);
     tools::pool_create(r);
   }
-  r->forget_free_blocks();
+  r->forget_heap();
   r->release_all(keep_budget(r));
   reset_home_area(r);
   r->live_objects = 0;
@@ -344,7 +345,7 @@ void *memalign_small(reap *r, std::size_t align, std::size_t n) {
     // free the head, which clears nb's PREV_INUSE or merges leftwards
     tag::word(nb) = (total - gap) | tag::INUSE | tag::PREV_INUSE;
     tag::word(b) = gap | tag::INUSE | (tag::word(b) & tag::PREV_INUSE);
-    r->release(b);
+    r->free_block_now(b);
     account_alloc(r, nb);
     if (tools::active()) tools::object_alloc(r, tag::payload(nb), tag::usable(nb));
     b = nb;
@@ -354,7 +355,7 @@ void *memalign_small(reap *r, std::size_t align, std::size_t n) {
   if (have - need >= tag::kMinBlock) {
     if (tools::active()) tools::object_resize(r, tag::payload(b), have - tag::kHeader, need - tag::kHeader);
     r->live_bytes -= have - need;
-    r->shrink(b, need);
+    r->shrink_block(b, need);
   }
   return tag::payload(b);
 }
@@ -409,13 +410,10 @@ void reap_free_all(reap_t *r) {
 
 void *reap_malloc(reap_t *r, size_t n) {
   if (__builtin_expect(!r->slow && n <= kLargeBlock - tag::kHeader, 1)) {
-    Block *b = r->alloc_block(tag::block_size(n));
-    if (__builtin_expect(b != nullptr, 1)) {
+    if (Block *b = r->try_alloc_block(tag::block_size(n))) {
       account_alloc(r, b);
       return tag::payload(b);
     }
-    errno = ENOMEM;
-    return nullptr;
   }
   return malloc_slow(r, n);
 }
@@ -427,7 +425,7 @@ void reap_free(reap_t *r, void *p) {
     if (__builtin_expect(!(tag::word(b) & tag::LARGE), 1)) {
       --r->live_objects;
       r->live_bytes -= tag::usable(b);
-      r->release(b);
+      r->free_block(b);
       return;
     }
   }
@@ -513,7 +511,7 @@ void *reap_realloc(reap_t *r, void *p, size_t n) {
       if (have - need >= tag::kMinBlock) {
         if (tools::active()) tools::object_resize(r, p, old_u, need - tag::kHeader);
         r->live_bytes -= have - need;
-        r->shrink(b, need);
+        r->shrink_block(b, need);
       }
       return p;
     }

@@ -3,11 +3,12 @@
 //
 //   NestedHeap                 parent/children; destroy descendants first
 //    └ ClearOptimizedHeap      bump while the heap is empty, else heap first
-//       └ CoalescingHeap       freed blocks: immediate merge, segregated bins
-//          └ BumpHeap          region allocation through the current chunk
-//             └ ChunkListHeap  geometric chunks on a list; release-all with spares
-//                └ ChunkCache  process-wide cache of released chunks
-//                   └ MmapHeap the system (through os.hpp)
+//       └ QuickListHeap        small freed blocks: exact-size LIFO lists
+//          └ CoalescingHeap    freed blocks: merged with neighbours, in bins
+//             └ BumpHeap       region allocation through the current chunk
+//                └ ChunkListHeap   geometric chunks; release-all keeps spares
+//                   └ ChunkCache   process-wide cache of released chunks
+//                      └ MmapHeap  the system (through os.hpp)
 //   beside them: LargeObjectHeap for objects too big for a chunk.
 //
 // Boundary tags (boundary_tag.hpp) are the CoalesceableHeap of the paper:
@@ -24,13 +25,14 @@
 #include "layers/large_object_heap.hpp"
 #include "layers/mmap_heap.hpp"
 #include "layers/nested_heap.hpp"
+#include "layers/quick_lists.hpp"
 #include "reap/ptr_set.hpp"
 
 namespace alloclab::reap_impl {
 
 using ChunkSource = ChunkCache<MmapHeap>;
-using RegionCore =
-    NestedHeap<ClearOptimizedHeap<CoalescingHeap<BumpHeap<ChunkListHeap<ChunkSource>>>>>;
+using RegionCore = NestedHeap<
+    ClearOptimizedHeap<QuickListHeap<CoalescingHeap<BumpHeap<ChunkListHeap<ChunkSource>>>>>>;
 
 // The first chunk of a reap holds the reap itself; it lives as long as the reap.
 inline constexpr std::size_t kHomeChunk = 16 * 1024;

@@ -173,7 +173,10 @@ TEST_F(ReapTest, FreeAllFreesEveryObjectAndTheReapStaysUsable) {
 extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 std::size_t malloc_in_use() { return __sanitizer_get_current_allocated_bytes(); }
 #else
-std::size_t malloc_in_use() { return mallinfo2().uordblks; }
+std::size_t malloc_in_use() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;  // small chunks plus mmapped ones
+}
 #endif
 
 bool mapped(const void *p) {

@@ -55,17 +55,34 @@ TEST_F(Layout, FreeingTheLastObjectGivesItsSpaceBackToTheRegion) {
 }
 
 TEST_F(Layout, AdjacentFreeObjectsCoalesceIntoOneBlock) {
-  char *a = as_char(reap_malloc(r, 200));
-  char *b = as_char(reap_malloc(r, 200));
-  char *c = as_char(reap_malloc(r, 200));
+  char *a = as_char(reap_malloc(r, 600));
+  char *b = as_char(reap_malloc(r, 600));
+  char *c = as_char(reap_malloc(r, 600));
   void *guard = reap_malloc(r, 8);
   (void)guard;
   reap_free(r, a);
   reap_free(r, c);
   reap_free(r, b);  // joins a and c
-  char *big = as_char(reap_malloc(r, 600));
+  char *big = as_char(reap_malloc(r, 1800));
   EXPECT_EQ(big, a);
-  EXPECT_GE(reap_usable_size(r, big), 600u);
+  EXPECT_GE(reap_usable_size(r, big), 1800u);
+}
+
+TEST_F(Layout, SmallFreedObjectsAreCoalescedBeforeTheReapTakesMoreMemory) {
+  // small blocks go to exact-size quick lists first (coalescing deferred)
+  char *a = as_char(reap_malloc(r, 200));
+  reap_malloc(r, 200);
+  reap_malloc(r, 200);
+  void *guard = reap_malloc(r, 8);
+  (void)guard;
+  reap_free(r, as_char(a) + 0);
+  reap_free(r, a + 208);
+  reap_free(r, a + 416);
+  const std::size_t chunks = stats().chunks;
+  bool reused = false;
+  for (int i = 0; i < 100 && !reused && stats().chunks == chunks; ++i)
+    reused = reap_malloc(r, 600) == a;
+  EXPECT_TRUE(reused) << "the three 208-byte blocks were merged to serve 600 bytes";
 }
 
 TEST_F(Layout, ReallocGrowsInPlaceAtTheEndOfTheRegion) {
@@ -75,11 +92,11 @@ TEST_F(Layout, ReallocGrowsInPlaceAtTheEndOfTheRegion) {
 
 TEST_F(Layout, ReallocGrowsInPlaceIntoAFreeNeighbour) {
   void *p = reap_malloc(r, 100);
-  void *n = reap_malloc(r, 500);
+  void *n = reap_malloc(r, 600);  // large enough to be coalesced at once
   void *guard = reap_malloc(r, 8);
   (void)guard;
   reap_free(r, n);
-  EXPECT_EQ(reap_realloc(r, p, 450), p);
+  EXPECT_EQ(reap_realloc(r, p, 650), p);
 }
 
 TEST_F(Layout, ReallocShrinkGivesTheTailBack) {
