@@ -44,6 +44,7 @@ bench: build
 	  "$$b" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
 	        --benchmark_out=out/bench/$$(basename $$b).json --benchmark_out_format=json || exit 1; \
 	done
+	@scripts/bench_ratios out/bench/bench_reap.json
 
 study: build
 	./alloclab study $(STUDY_ARGS)

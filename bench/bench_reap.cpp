@@ -14,6 +14,7 @@
 // Peers that are not installed are reported as such and skipped.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -268,6 +269,13 @@ BENCHMARK(BM_ProducerConsumer<true>)->Name("BM_ProducerConsumer_ReapWithFrees")-
 BENCHMARK(BM_ProducerConsumer<false>)->Name("BM_ProducerConsumer_PureRegion")->Iterations(3);
 
 int main(int argc, char **argv) {
+  // jemalloc keeps its thread state in initial-exec TLS, which a dlopen
+  // can only place with spare static TLS: ask the loader for some, once.
+  if (!std::getenv("ALLOCLAB_BENCH_REEXEC")) {
+    setenv("ALLOCLAB_BENCH_REEXEC", "1", 1);
+    setenv("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=65536", 1);
+    execv("/proc/self/exe", argv);  // on failure, carry on without jemalloc
+  }
   register_peers();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
