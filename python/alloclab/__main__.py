@@ -1,0 +1,7 @@
+"""Entry point for ``python -m alloclab``."""
+
+import sys
+
+from alloclab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,395 @@
+"""Comparing allocators under littering: the allocator x Adv x repeat matrix.
+
+run_matrix() profiles the command once (on glibc, unless a profile is given),
+then runs every cell (allocator, littering level) once as a warm-up and
+`repeat` times measured, round-robin over the cells so that drift in the
+machine hits every cell alike (each round visits the cells in a new seeded
+random order, so no cell always follows the same neighbour). Each measured run is appended to
+DIR/results.csv and flushed as soon as it ends; when the matrix stops early
+(Ctrl-C, an exception) the rows written so far stay, and the summary and
+report are still written from them.
+
+Cache behaviour (perf or cachegrind, see alloclab.cache) is measured once per
+cell — cachegrind is deterministic, so repeats would add nothing.
+
+Exit policy (used by the command line): a run that fails, crashes or times out
+is a row with that status, not an error. compare_exit_code() is 1 when some
+cell has no successful run at all (its numbers would be missing), else 0;
+differing stdout is flagged in the table and report but does not fail.
+
+API::
+
+    run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat=5, outdir="out/compare",
+               timeout=None, cache="off", baseline=None, profile=None, seed=42,
+               warmup=True, progress=sys.stderr, report=True, shuffle=True) -> dict   # the summary
+    summarise(rows, meta) -> dict
+    format_table(summary) -> str
+    compare_exit_code(summary) -> int
+    CSV_COLUMNS
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, litter, runner
+from alloclab import profile as profile_mod
+
+CSV_COLUMNS = ["run", "allocator", "adv", "multiplier", "occupancy", "repeat", "wall_s", "user_s",
+               "sys_s", "max_rss_kb", "exit_code", "signal", "status", "stdout_sha256", "litter_s",
+               "program_s", "started_utc"]
+METRICS = ("wall_s", "program_s", "litter_s", "user_s", "sys_s", "max_rss_kb")
+
+
+def parse_advs(text) -> list[int]:
+    if isinstance(text, (list, tuple)):
+        vals = list(text)
+    else:
+        vals = []
+        for part in str(text).split(","):
+            part = part.strip().lower().removeprefix("adv_").removeprefix("adv")
+            if not part:
+                continue
+            try:
+                vals.append(int(part))
+            except ValueError:
+                raise LabError(f"littering level {part!r} is not one of {list(litter.PRESETS)}") from None
+    for v in vals:
+        litter.preset(v)
+    if not vals:
+        raise LabError("no littering levels given")
+    return list(dict.fromkeys(vals))
+
+
+def machine_info() -> dict:
+    info = {"hostname": platform.node(), "kernel": platform.release(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            info["memory_kb"] = int(f.readline().split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return info
+
+
+def _cell_key(a: str, adv: int) -> str:
+    return f"{a}/Adv_{adv}"
+
+
+def _stats(values):
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "mean": statistics.fmean(values), "n": len(values)}
+
+
+def summarise(rows: list[dict], meta: dict) -> dict:
+    """Per-cell statistics (over ok runs), ratios to the baseline, stdout check."""
+    cells = {}
+    order = meta.get("cells") or []
+    for a, adv in order:
+        cells[_cell_key(a, adv)] = {"allocator": a, "adv": adv, "runs": 0, "ok": 0, "statuses": {}}
+    for r in rows:
+        key = _cell_key(r["allocator"], int(r["adv"]))
+        c = cells.setdefault(key, {"allocator": r["allocator"], "adv": int(r["adv"]), "runs": 0, "ok": 0,
+                                   "statuses": {}})
+        c["runs"] += 1
+        c["statuses"][r["status"]] = c["statuses"].get(r["status"], 0) + 1
+        if r["status"] == "ok":
+            c["ok"] += 1
+    for key, c in cells.items():
+        ok_rows = [r for r in rows if _cell_key(r["allocator"], int(r["adv"])) == key and r["status"] == "ok"]
+        for m in METRICS:
+            c[m] = _stats([float(r[m]) for r in ok_rows])
+    # Ratios to the baseline cell's median.
+    base_key = meta.get("baseline")
+    base = cells.get(base_key)
+    for c in cells.values():
+        for m in ("wall_s", "program_s", "user_s", "max_rss_kb"):
+            ratio = None
+            if base and base.get(m) and c.get(m) and base[m]["median"]:
+                ratio = c[m]["median"] / base[m]["median"]
+            c[f"{m}_ratio"] = ratio
+    # stdout: the most common digest among ok runs is the reference.
+    digests = Counter(r["stdout_sha256"] for r in rows if r["status"] == "ok" and r["stdout_sha256"])
+    reference = digests.most_common(1)[0][0] if digests else None
+    differing = [{"run": int(r["run"]), "allocator": r["allocator"], "adv": int(r["adv"]),
+                  "repeat": int(r["repeat"]), "stdout_sha256": r["stdout_sha256"]}
+                 for r in rows if r["status"] == "ok" and reference and r["stdout_sha256"] != reference]
+    for c in cells.values():
+        c["stdout_differs"] = sum(1 for d in differing if d["allocator"] == c["allocator"] and d["adv"] == c["adv"])
+    cache = meta.get("cache_results") or {}
+    for key, c in cells.items():
+        c["cache"] = cache.get(key)
+    return {"meta": meta, "cells": list(cells.values()), "stdout_reference": reference,
+            "stdout_differs": differing, "rows": len(rows)}
+
+
+def compare_exit_code(summary: dict) -> int:
+    """1 when some cell has no ok run (its numbers are missing), else 0."""
+    return 1 if any(c["ok"] == 0 for c in summary["cells"]) else 0
+
+
+def _fmt_time(s) -> str:
+    if s is None:
+        return "-"
+    return f"{s['median']:.4f} [{s['min']:.4f}-{s['max']:.4f}]"
+
+
+def format_table(summary: dict) -> str:
+    """A plain-text table of medians [min-max] and ratios to the baseline."""
+    meta = summary["meta"]
+    head = ["allocator", "adv", "ok/runs", "wall s median [min-max]", "x base", "program s", "x base",
+            "litter s", "user s", "x base", "sys s", "max RSS MiB", "x base"]
+    has_cache = any(c.get("cache") for c in summary["cells"])
+    if has_cache:
+        head += ["D1 misses*", "LL misses*"]
+    lines = [head]
+    for c in summary["cells"]:
+        rss = c["max_rss_kb"]
+        row = [c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}", _fmt_time(c["wall_s"]),
+               f"{c['wall_s_ratio']:.3f}" if c["wall_s_ratio"] else "-",
+               f"{c['program_s']['median']:.4f}" if c["program_s"] else "-",
+               f"{c['program_s_ratio']:.3f}" if c["program_s_ratio"] else "-",
+               f"{c['litter_s']['median']:.4f}" if c["litter_s"] else "-",
+               f"{c['user_s']['median']:.4f}" if c["user_s"] else "-",
+               f"{c['user_s_ratio']:.3f}" if c["user_s_ratio"] else "-",
+               f"{c['sys_s']['median']:.4f}" if c["sys_s"] else "-",
+               f"{rss['median'] / 1024:.1f}" if rss else "-",
+               f"{c['max_rss_kb_ratio']:.3f}" if c["max_rss_kb_ratio"] else "-"]
+        if has_cache:
+            ch = c.get("cache") or {}
+            row += [f"{ch['program_d1_misses']:,}" if ch.get("program_d1_misses") is not None else "-",
+                    f"{ch['program_ll_misses']:,}" if ch.get("program_ll_misses") is not None else "-"]
+        if c["stdout_differs"]:
+            row[0] += " (stdout differs!)"
+        lines.append(row)
+    widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
+    out = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    out.append(f"baseline: {meta.get('baseline')}; medians over ok runs; ratio = median / baseline median; "
+               "program s = wall s - litter s (the time littering itself took, from its log)")
+    if has_cache:
+        out.append(f"* {meta.get('cache_method')}, once per cell, the littering's own misses subtracted "
+                   "(`true` littered the same way minus `true` alone)")
+    if summary["stdout_differs"]:
+        out.append(f"WARNING: {len(summary['stdout_differs'])} run(s) printed different stdout than the others")
+    for c in summary["cells"]:
+        bad = {k: v for k, v in c["statuses"].items() if k != "ok"}
+        if bad:
+            out.append(f"WARNING: {c['allocator']} Adv_{c['adv']}: " + ", ".join(f"{v} {k}" for k, v in bad.items()))
+    return "\n".join(out)
+
+
+def _utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, outdir: str = "out/compare",
+               timeout: float | None = None, cache: str = "off", baseline: str | None = None,
+               profile: str | dict | None = None, seed: int = litter.DEFAULT_SEED, warmup: bool = True,
+               progress=sys.stderr, report: bool = True, shuffle: bool = True) -> dict:
+    """Run the matrix and write DIR/results.csv, summary.json, plots, report.html.
+
+    allocators  names/paths or Allocator objects
+    advs        littering levels from litter.PRESETS
+    baseline    "ALLOCATOR" or "ALLOCATOR/Adv_N" (default: first allocator at its lowest level;
+                glibc Adv_0 with the default lists)
+    profile     a profile path or dict; default: profile cmd once on glibc (DIR/profile.json)
+    shuffle     visit the cells of each round in a fresh (seeded) random order, so that no
+                cell always runs right after the same neighbour (e.g. the largest footprint)
+    Returns the summary dict (also in DIR/summary.json).
+    """
+    runner.check_command(cmd)
+    if repeat < 1:
+        raise LabError("--repeat must be at least 1")
+    if timeout is not None and timeout <= 0:
+        raise LabError("--timeout must be positive")
+    if cache not in cache_mod.METHODS:
+        raise LabError(f"--cache must be one of {', '.join(cache_mod.METHODS)}")
+    allocs = [a if isinstance(a, alloc_mod.Allocator) else alloc_mod.find(a) for a in allocators]
+    names = [a.name for a in allocs]
+    if len(set(names)) != len(names):
+        raise LabError("an allocator is listed twice")
+    advs = parse_advs(advs)
+    cells = [(a, adv) for a in allocs for adv in advs]
+    base_key = _baseline_key(baseline, names, advs)
+    os.makedirs(outdir, exist_ok=True)
+    say = (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
+
+    # Phase 1: the profile littering samples from.
+    profile_path = os.path.join(outdir, "profile.json")
+    if any(adv != 0 for adv in advs):
+        alloc_mod.shim("litter")  # fail early when the shims are not built
+        if isinstance(profile, dict):
+            profile_mod.validate(profile)
+            profile_mod.write_profile(profile, profile_path)
+        elif isinstance(profile, str):
+            prof = profile_mod.load_profile(profile)
+            if os.path.abspath(profile) != os.path.abspath(profile_path):
+                profile_mod.write_profile(prof, profile_path)
+        else:
+            say(f"profiling: {' '.join(cmd)}")
+            prof = profile_mod.run_profile(cmd, out=profile_path, timeout=timeout,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            say(f"profile: {prof['allocations']} allocations, max_live {prof['max_live']}, "
+                f"{len(prof['sizes'])} sizes below {prof['cutoff']}")
+    method = cache_mod.detect(cache)
+    meta = {
+        "command": list(cmd),
+        "started_utc": _utc(),
+        "machine": machine_info(),
+        "allocators": [{"name": a.name, "path": a.path, "version": a.version} for a in allocs],
+        "advs": {f"Adv_{adv}": {"multiplier": litter.preset(adv)[0], "occupancy": litter.preset(adv)[1]}
+                 for adv in advs},
+        "repeat": repeat,
+        "order": "round-robin, shuffled per round" if shuffle else "round-robin, fixed order",
+        "timeout_s": timeout,
+        "seed": seed,
+        "baseline": base_key,
+        "cache_method": method,
+        "cache_geometry": cache_mod.GEOMETRY if method == "cachegrind" else None,
+        "profile": profile_path if os.path.exists(profile_path) else None,
+        "cells": [(a.name, adv) for a, adv in cells],
+        "interrupted": False,
+    }
+
+    def setup(a, adv):
+        m, o = litter.preset(adv)
+        return litter.setup(a, profile_path if m else None, m, o, seed)
+
+    csv_path = os.path.join(outdir, "results.csv")
+    rows: list[dict] = []
+    total = len(cells) * repeat
+    k = 0
+    try:
+        with open(csv_path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+            w.writeheader()
+            f.flush()
+            if warmup:
+                for i, (a, adv) in enumerate(cells, 1):
+                    preload, env = setup(a, adv)
+                    r = runner.run(cmd, preload=preload, env=env, timeout=timeout)
+                    say(f"[warm-up {i}/{len(cells)}] {a.name} Adv_{adv} {r.wall_s:.3f}s {r.status}")
+            for rep in range(1, repeat + 1):
+                order = list(cells)
+                if shuffle:
+                    random.Random(seed * 1000003 + rep).shuffle(order)
+                for a, adv in order:
+                    preload, env = setup(a, adv)
+                    started = _utc()
+                    r, litter_s = _run_logged(cmd, preload, env, timeout)
+                    k += 1
+                    m, o = litter.preset(adv)
+                    row = {"run": k, "allocator": a.name, "adv": adv, "multiplier": m, "occupancy": o,
+                           "repeat": rep, "wall_s": f"{r.wall_s:.6f}", "user_s": f"{r.user_s:.6f}",
+                           "sys_s": f"{r.sys_s:.6f}", "max_rss_kb": r.max_rss_kb,
+                           "exit_code": "" if r.exit_code is None else r.exit_code,
+                           "signal": "" if r.signal is None else r.signal, "status": r.status,
+                           "stdout_sha256": r.stdout_sha256 or "", "litter_s": f"{litter_s:.6f}",
+                           "program_s": f"{max(0.0, r.wall_s - litter_s):.6f}", "started_utc": started}
+                    w.writerow(row)
+                    f.flush()
+                    rows.append(row)
+                    extra = "" if r.ok else f" {r.status.upper()}" + (f" ({r.stderr_tail.strip().splitlines()[-1][:120]})"
+                                                                       if r.stderr_tail.strip() else "")
+                    say(f"[{k}/{total}] {a.name} Adv_{adv} repeat {rep} {r.wall_s:.3f}s{extra}")
+            if method != "off":
+                results = {}
+                plain_true: dict[str, dict] = {}
+                for i, (a, adv) in enumerate(cells, 1):
+                    preload, env = setup(a, adv)
+                    tag = f"{a.name}-Adv_{adv}"
+                    workdir = os.path.join(outdir, "cache")
+                    limit = None if timeout is None else timeout * 50
+                    res = cache_mod.measure(cmd, method, preload=preload, env=env, workdir=workdir, tag=tag,
+                                            timeout=limit)
+                    # The counts include the littering before main; measure that
+                    # alone (the same littering in front of `true`) and subtract.
+                    alone = plain = None
+                    if env and "LITTER_PROFILE" in env:
+                        true = [shutil.which("true") or "/bin/true"]
+                        alone = cache_mod.measure(true, method, preload=preload, env=env, workdir=workdir,
+                                                  tag=tag + "-litter-only", timeout=limit)
+                        if a.name not in plain_true:
+                            bare, _ = litter.setup(a, None, 0, 0)
+                            plain_true[a.name] = cache_mod.measure(true, method, preload=bare, workdir=workdir,
+                                                                   tag=f"{a.name}-true", timeout=limit)
+                        plain = plain_true[a.name]
+                    cache_mod.split_littering(res, alone, plain)
+                    results[_cell_key(a.name, adv)] = res
+                    say(f"[cache {i}/{len(cells)}] {a.name} Adv_{adv} {method}: D1 misses "
+                        f"{res['d1_misses']} LL misses {res['ll_misses']}"
+                        + (f" ({res['error']})" if res.get("error") else ""))
+                meta["cache_results"] = results
+    except KeyboardInterrupt:
+        meta["interrupted"] = True
+        say("interrupted: writing the summary and report from the runs finished so far")
+    finally:
+        meta["finished_utc"] = _utc()
+        summary = summarise(rows, meta)
+        with open(os.path.join(outdir, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+        if report:
+            from alloclab import report as report_mod
+            report_mod.write_report(summary, outdir)
+    return summary
+
+
+def _run_logged(cmd, preload, env, timeout):
+    """runner.run with the litter log captured; returns (result, seconds spent littering)."""
+    if not env or "LITTER_PROFILE" not in env:
+        return runner.run(cmd, preload=preload, env=env, timeout=timeout), 0.0
+    with tempfile.TemporaryDirectory(prefix="alloclab-litter-") as tmp:
+        log = os.path.join(tmp, "litter.log")
+        r = runner.run(cmd, preload=preload, env={**env, "LITTER_LOG": log}, timeout=timeout)
+        return r, litter_seconds(log)
+
+
+def litter_seconds(log_path: str) -> float:
+    """Sum of the ms= fields of a litter log (every littered process of one run), in seconds."""
+    total = 0.0
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = re.search(r"\bms=([\d.]+)", line)
+                if m:
+                    total += float(m.group(1)) / 1000.0
+    except OSError:
+        pass
+    return total
+
+
+def _baseline_key(baseline: str | None, names: list[str], advs: list[int]) -> str:
+    if baseline is None:
+        a = "glibc" if "glibc" in names else names[0]
+        return _cell_key(a, 0 if 0 in advs else min(advs))
+    if "/" in baseline and baseline.rsplit("/", 1)[1].lower().startswith("adv"):
+        a, lvl = baseline.rsplit("/", 1)
+        adv = parse_advs(lvl)[0]
+    else:
+        a, adv = baseline, (0 if 0 in advs else min(advs))
+    a = alloc_mod.find(a).name if a not in names else a
+    if a not in names or adv not in advs:
+        raise LabError(f"baseline {baseline!r} is not a cell of this comparison "
+                       f"(allocators {', '.join(names)}; levels {', '.join(f'Adv_{x}' for x in advs)})")
+    return _cell_key(a, adv)

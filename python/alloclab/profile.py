@@ -1,0 +1,157 @@
+"""Profiling a program's allocations (littering §3.1) with liballoclab_profile.so.
+
+Every process of the program writes its own record (the first process
+``OUT``, forked or exec'd descendants ``OUT.<pid>.<k>``, see docs/lab.md);
+run_profile() merges them into one profile:
+
+* allocations, bytes, ignored and every size count are **summed** over processes;
+* max_live and max_live_bytes are the **maximum over processes** (littering
+  preconditions one process's heap, so the largest single heap is what counts);
+* mean_size is recomputed from the sums;
+* "processes" lists each record's pid, exe, allocations and max_live.
+
+API::
+
+    run_profile(cmd, out=None, cutoff=4096, allocator=None, timeout=None) -> dict
+    merge_records(records: list[dict]) -> dict
+    load_profile(path) -> dict          # validates; raises LabError
+    validate(profile, where="profile")  # raises LabError
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import tempfile
+
+from alloclab import LabError, allocators, runner
+
+REQUIRED_KEYS = ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size", "cutoff",
+                 "ignored", "sizes")
+DEFAULT_CUTOFF = 4096
+
+
+def validate(p, where: str = "profile") -> dict:
+    """Check the keys littering needs; return p. Raises LabError."""
+    if not isinstance(p, dict):
+        raise LabError(f"{where}: not a JSON object")
+    for k in ("max_live", "sizes"):
+        if k not in p:
+            raise LabError(f"{where}: missing key {k!r}")
+    if not isinstance(p["max_live"], int) or isinstance(p["max_live"], bool) or p["max_live"] < 0:
+        raise LabError(f"{where}: 'max_live' must be a non-negative integer")
+    sizes = p["sizes"]
+    if not isinstance(sizes, dict):
+        raise LabError(f"{where}: 'sizes' must be an object mapping sizes to counts")
+    for k, v in sizes.items():
+        if not (isinstance(k, str) and k.isdigit()):
+            raise LabError(f"{where}: size key {k!r} is not a decimal integer")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise LabError(f"{where}: count for size {k} must be a non-negative integer")
+    return p
+
+
+def load_profile(path: str) -> dict:
+    """Read and validate a profile JSON file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise LabError(f"profile {path!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabError(f"cannot read profile {path!r}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise LabError(f"profile {path!r} is not valid JSON: {e}") from None
+    return validate(data, f"profile {path!r}")
+
+
+def merge_records(records: list[dict]) -> dict:
+    """One profile from per-process records (see the module docstring)."""
+    if not records:
+        raise LabError("no profile records to merge")
+    cutoffs = {r["cutoff"] for r in records}
+    if len(cutoffs) != 1:
+        raise LabError(f"records disagree on the cutoff: {sorted(cutoffs)}")
+    sizes: dict[int, int] = {}
+    for r in records:
+        for k, v in r["sizes"].items():
+            sizes[int(k)] = sizes.get(int(k), 0) + int(v)
+    allocations = sum(r["allocations"] for r in records)
+    total = sum(r["bytes"] for r in records)
+    root = next((r for r in records if r.get("root")), records[0])
+    merged = {
+        "allocations": allocations,
+        "bytes": total,
+        "max_live": max(r["max_live"] for r in records),
+        "max_live_bytes": max(r["max_live_bytes"] for r in records),
+        "mean_size": round(total / allocations, 3) if allocations else 0.0,
+        "cutoff": cutoffs.pop(),
+        "ignored": sum(r["ignored"] for r in records),
+        "sizes": {str(k): sizes[k] for k in sorted(sizes)},
+        "pid": root.get("pid"),
+        "allocator": root.get("allocator", ""),
+        "unknown_frees": sum(r.get("unknown_frees", 0) for r in records),
+        "merge": "counts summed over processes; max_live and max_live_bytes are the maximum over processes",
+        "processes": [
+            {k: r.get(k) for k in ("pid", "ppid", "root", "exe", "written_at", "allocations", "max_live",
+                                   "max_live_bytes")}
+            for r in records
+        ],
+    }
+    return merged
+
+
+def read_records(out: str) -> list[dict]:
+    """Records written for output path `out` (the root's file and every OUT.<pid>.<k>)."""
+    paths = ([out] if os.path.exists(out) else []) + sorted(glob.glob(glob.escape(out) + ".*.*"))
+    records = []
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8") as f:
+                records.append(json.load(f))
+        except (OSError, json.JSONDecodeError) as e:
+            raise LabError(f"unreadable profile record {p!r}: {e}") from None
+    return records
+
+
+def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, allocator=None,
+                timeout: float | None = None, stdout="inherit", stderr="inherit") -> dict:
+    """Run cmd under the profile shim and return the merged profile.
+
+    out        also write the merged profile there (JSON)
+    allocator  an Allocator (or name) to profile on top of; default glibc
+    The returned dict has an extra "run" key: the RunResult fields of the run.
+    Raises LabError when the program cannot run or wrote no record.
+    """
+    if not isinstance(cutoff, int) or cutoff < 1 or cutoff > (1 << 20):
+        raise LabError("cutoff must be an integer in [1, 1048576]")
+    runner.check_command(cmd)
+    alloc = allocators.find(allocator) if isinstance(allocator, str) else allocator
+    preload = [allocators.shim("profile")] + (alloc.preload if alloc else [])
+    with tempfile.TemporaryDirectory(prefix="alloclab-profile-") as tmp:
+        rec = os.path.join(tmp, "record.json")
+        env = {"ALLOCLAB_PROFILE_OUT": rec, "ALLOCLAB_PROFILE_CUTOFF": str(cutoff)}
+        res = runner.run(cmd, preload=preload, env=env, timeout=timeout, stdout=stdout,
+                         stderr=stderr, unset=("ALLOCLAB_PROFILE_CHILD",))
+        records = read_records(rec)
+    if not records:
+        raise LabError(f"{cmd[0]!r} wrote no profile record (status {res.status}); "
+                       "is it statically linked, or did it die by a signal?")
+    merged = merge_records(records)
+    merged["command"] = list(cmd)
+    merged["run"] = {"status": res.status, "exit_code": res.exit_code, "signal": res.signal,
+                     "wall_s": round(res.wall_s, 6)}
+    if out:
+        write_profile(merged, out)
+    return merged
+
+
+def write_profile(p: dict, out: str) -> None:
+    d = os.path.dirname(os.path.abspath(out))
+    os.makedirs(d, exist_ok=True)
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(p, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, out)

@@ -1,0 +1,217 @@
+"""Running one program and measuring it.
+
+Each run is a fresh child (its own process group), reaped with os.wait4 so
+user/sys CPU time and peak RSS are the child's own (ru_maxrss is the maximum
+over the child and the descendants it waited for). Wall time is measured
+around start and reaping with time.perf_counter.
+
+API::
+
+    run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None,
+        cwd=None, unset=()) -> RunResult
+    check_command(cmd)                       # raises LabError when cmd[0] cannot run
+    STATUSES = ("ok", "failed", "timeout", "crashed")
+
+stdout/stderr: None captures to a temporary file (stdout is hashed, the tail
+of stderr kept), "inherit" passes the terminal through, or an open file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from alloclab import LabError
+
+STATUSES = ("ok", "failed", "timeout", "crashed")
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one run did.
+
+    status: "ok" (exit 0), "failed" (non-zero exit), "timeout" (killed after
+    the time limit) or "crashed" (ended by a signal it did not survive).
+    """
+
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+    exit_code: int | None
+    signal: int | None
+    status: str
+    stdout_sha256: str | None
+    stderr_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def check_command(cmd: list[str]) -> None:
+    """Raise LabError unless cmd names a program that exists and can run."""
+    if not cmd:
+        raise LabError("no command given (put it after --)")
+    prog = cmd[0]
+    if "/" in prog:
+        if not os.path.exists(prog):
+            raise LabError(f"program {prog!r} does not exist")
+        if not os.access(prog, os.X_OK) or os.path.isdir(prog):
+            raise LabError(f"program {prog!r} is not executable")
+    elif shutil.which(prog) is None:
+        raise LabError(f"program {prog!r} not found in PATH")
+
+
+def child_env(preload=(), env=None, base=None, unset=()) -> dict[str, str]:
+    """base (default os.environ) minus `unset` + env, with `preload` in front of LD_PRELOAD."""
+    e = dict(os.environ if base is None else base)
+    for k in unset:
+        e.pop(k, None)
+    if env:
+        e.update({k: str(v) for k, v in env.items()})
+    libs = [p for p in preload if p]
+    if libs:
+        old = e.get("LD_PRELOAD", "")
+        e["LD_PRELOAD"] = " ".join(libs + ([old] if old else []))
+    return e
+
+
+def _tail(path: str, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cwd=None,
+        unset=()) -> RunResult:
+    """Run cmd once in a fresh child; see the module docstring.
+
+    The child is started through the alloclab-exec launcher when it is built
+    (so its peak RSS does not include the Python interpreter's, which Linux
+    would otherwise carry across exec); else directly, with that caveat.
+    A KeyboardInterrupt while waiting kills the child's process group, reaps
+    it, and is re-raised.
+    """
+    check_command(cmd)
+    from alloclab import allocators
+    helper = allocators.exec_helper()
+    libs = [p for p in preload if p]
+    with tempfile.TemporaryDirectory(prefix="alloclab-run-") as tmp:
+        out_path = os.path.join(tmp, "stdout")
+        err_path = os.path.join(tmp, "stderr")
+        res_path = os.path.join(tmp, "result")
+        if helper:
+            full_env = child_env((), env, unset=unset)
+            argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + [res_path, "--", *cmd]
+        else:
+            full_env = child_env(libs, env, unset=unset)
+            argv = list(cmd)
+        out_f = open(out_path, "wb") if stdout is None else None
+        err_f = open(err_path, "wb") if stderr is None else None
+        try:
+            so = out_f if stdout is None else (None if stdout == "inherit" else stdout)
+            se = err_f if stderr is None else (None if stderr == "inherit" else stderr)
+            killed = threading.Event()
+            start = time.perf_counter()
+            try:
+                proc = subprocess.Popen(argv, env=full_env, stdout=so, stderr=se, cwd=cwd,
+                                        start_new_session=True, close_fds=True)
+            except OSError as e:
+                raise LabError(f"cannot run {cmd[0]!r}: {e.strerror or e}") from None
+            timer = None
+            if timeout:
+                def kill():
+                    killed.set()
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                timer = threading.Timer(timeout, kill)
+                timer.daemon = True
+                timer.start()
+            try:
+                while True:
+                    try:
+                        _, status, ru = os.wait4(proc.pid, 0)
+                        break
+                    except InterruptedError:
+                        continue
+            except KeyboardInterrupt:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                try:
+                    os.wait4(proc.pid, 0)
+                except ChildProcessError:
+                    pass
+                proc.returncode = -9
+                raise
+            finally:
+                if timer:
+                    timer.cancel()
+            wall = time.perf_counter() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            # Reap anything the program left behind in its group (best effort).
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        finally:
+            if out_f:
+                out_f.close()
+            if err_f:
+                err_f.close()
+        user, system, rss = ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        if helper:
+            measured = None
+            if code == 0:
+                try:
+                    with open(res_path, encoding="ascii") as f:
+                        measured = [int(x) for x in f.read().split()]
+                except (OSError, ValueError):
+                    measured = None
+            if measured and len(measured) == 6:
+                c, sg, wall_ns, user_us, sys_us, rss = measured
+                code, sig = (c, None) if c >= 0 else (None, sg)
+                wall, user, system = wall_ns / 1e9, user_us / 1e6, sys_us / 1e6
+            elif sig is None:
+                code = 125 if code == 0 else code  # the launcher itself failed
+        if sig is not None:
+            state = "timeout" if killed.is_set() else "crashed"
+        else:
+            state = "timeout" if killed.is_set() else ("ok" if code == 0 else "failed")
+        return RunResult(
+            wall_s=wall,
+            user_s=user,
+            sys_s=system,
+            max_rss_kb=rss,
+            exit_code=code,
+            signal=sig,
+            status=state,
+            stdout_sha256=_sha256(out_path) if stdout is None else None,
+            stderr_tail=_tail(err_path) if stderr is None else "",
+        )

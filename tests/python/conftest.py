@@ -1,0 +1,69 @@
+"""Shared fixtures for the lab's tests: the package on sys.path, the built
+shims (found exactly as the command line finds them), and a C compiler."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+from alloclab import allocators  # noqa: E402
+
+LAUNCHER = os.path.join(ROOT, "alloclab")
+
+
+@pytest.fixture(scope="session")
+def libdir():
+    d = allocators.lab_libdir()
+    if d is None:
+        pytest.fail("the lab's shims are not built; run `make` (searched: "
+                    + ", ".join(allocators.lab_libdirs()) + ")")
+    return d
+
+
+@pytest.fixture(scope="session")
+def profile_so(libdir):
+    return allocators.shim("profile")
+
+
+@pytest.fixture(scope="session")
+def litter_so(libdir):
+    return allocators.shim("litter")
+
+
+@pytest.fixture(scope="session")
+def cbuild(tmp_path_factory):
+    """cbuild(source, name) -> path of a program compiled from C source."""
+    d = tmp_path_factory.mktemp("progs")
+
+    def build(source, name, flags=()):
+        src = d / f"{name}.c"
+        src.write_text(textwrap.dedent(source))
+        exe = d / name
+        subprocess.run(["gcc", "-O1", "-Wno-unused-result", "-o", str(exe), str(src), "-lpthread", *flags],
+                       check=True)
+        return str(exe)
+
+    return build
+
+
+def run_cli(*args, env=None, timeout=300, cwd=None):
+    """Run ./alloclab ARGS; returns CompletedProcess with text stdout/stderr."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run([LAUNCHER, *args], capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
+
+
+def peers_installed():
+    out = []
+    for name in ("jemalloc", "mimalloc", "tcmalloc"):
+        try:
+            out.append(allocators.find(name).name)
+        except Exception:
+            pass
+    return out
