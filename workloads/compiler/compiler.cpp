@@ -1,0 +1,725 @@
+// compiler — a compiler front end that allocates from regions and obstacks.
+//
+// Models the region-allocating compilers of the reaps paper (lcc, 176.gcc;
+// Tables 1-3) and of the 2026 "littering" study (176.gcc, Clang). For every
+// function of a generated source file it lexes, parses into an AST, resolves
+// names through nested block scopes, folds constants, lowers to three-address
+// code and emits it as text; the checksum covers the emitted text.
+//
+// Two lifetimes, as in gcc's obstacks and lcc's arenas:
+//   function  tokens, AST, IR: all die together when the function is emitted;
+//   scope     symbol tables of a block: die at the closing brace — the
+//             obstack's "free everything allocated after p".
+//
+//   --alloc custom  two obstacks (chunks from malloc, bump allocation); the
+//                   function obstack is freed back to its base, the scope
+//                   obstack back to the mark taken at each opening brace
+//   --alloc reap    a reap per function (child of a unit reap) and a nested
+//                   child reap per block, destroyed at the closing brace
+//   --alloc malloc  the same reaps served by the region emulator: every object
+//                   from malloc ("reduce chunk size to fit single objects",
+//                   littering Table 4)
+#include "workload.hpp"
+
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+// out += prefix, number, suffix (without temporaries)
+void append(std::string &out, const char *prefix, long long v, const char *suffix) {
+  char num[24];
+  std::snprintf(num, sizeof num, "%lld", v);
+  out += prefix;
+  out += num;
+  out += suffix;
+}
+
+// ---------------------------------------------------------------------------
+// An obstack: an object stack in chunks, with free-to-mark (GNU obstack style).
+class Obstack {
+ public:
+  Obstack() { new_chunk(kChunk); }
+  ~Obstack() {
+    while (chunk_) pop_chunk();
+  }
+  Obstack(const Obstack &) = delete;
+  Obstack &operator=(const Obstack &) = delete;
+
+  void *alloc(std::size_t n) {
+    n = (n + 15) & ~std::size_t{15};
+    if (static_cast<std::size_t>(limit_ - next_) < n) new_chunk(n);
+    void *p = next_;
+    next_ += n;
+    return p;
+  }
+  // The address the next object will get: a mark to free back to.
+  void *mark() const { return next_; }
+  // Frees every object allocated at or after p (p a mark or an object).
+  void free_to(void *p) {
+    char *q = static_cast<char *>(p);
+    while (chunk_ && !(q >= chunk_->data && q <= chunk_->data + chunk_->size)) pop_chunk();
+    if (!chunk_) wl::out_of_memory("obstack: mark not found");
+    next_ = q;
+  }
+  std::size_t held() const { return held_; }
+
+ private:
+  static constexpr std::size_t kChunk = 8192 - 64;
+  struct Chunk {
+    Chunk *prev;
+    std::size_t size;
+    alignas(16) char data[];
+  };
+  void new_chunk(std::size_t need) {
+    const std::size_t size = need > kChunk ? need : kChunk;
+    auto *c = static_cast<Chunk *>(wl::check(std::malloc(sizeof(Chunk) + size), "obstack"));
+    c->prev = chunk_;
+    c->size = size;
+    chunk_ = c;
+    next_ = c->data;
+    limit_ = c->data + size;
+    held_ += size;
+  }
+  void pop_chunk() {
+    Chunk *c = chunk_;
+    chunk_ = c->prev;
+    held_ -= c->size;
+    std::free(c);
+    if (chunk_) {
+      next_ = chunk_->data + chunk_->size;  // callers reset next_ after
+      limit_ = chunk_->data + chunk_->size;
+    }
+  }
+  Chunk *chunk_ = nullptr;
+  char *next_ = nullptr, *limit_ = nullptr;
+  std::size_t held_ = 0;
+};
+
+// The compiler's two lifetimes, over any of the three allocation variants.
+class Memory {
+ public:
+  explicit Memory(wl::Alloc mode) : custom_(mode == wl::Alloc::Custom) {
+    if (!custom_) unit_ = wl::new_reap(nullptr);
+  }
+  ~Memory() {
+    if (unit_) reap_destroy(unit_);
+  }
+
+  void begin_function() {
+    if (custom_) function_base_ = function_ob_.mark();
+    else function_ = wl::new_reap(unit_);
+  }
+  void end_function() {
+    if (custom_) function_ob_.free_to(function_base_);
+    else reap_destroy(function_);  // its scope reaps go with it
+    function_ = nullptr;
+    scopes_.clear();
+  }
+  void push_scope() {
+    if (custom_) scopes_.push_back(scope_ob_.mark());
+    else scopes_.push_back(wl::new_reap(scopes_.empty() ? function_ : static_cast<reap_t *>(scopes_.back())));
+  }
+  void pop_scope() {
+    void *s = scopes_.back();
+    scopes_.pop_back();
+    if (custom_) scope_ob_.free_to(s);
+    else reap_destroy(static_cast<reap_t *>(s));
+  }
+
+  template <class T>
+  T *function_new() {
+    ++objects_;
+    void *p = custom_ ? function_ob_.alloc(sizeof(T)) : reap_malloc(function_, sizeof(T));
+    return new (wl::check(p, "function region")) T{};
+  }
+  char *function_chars(std::size_t n) {
+    ++objects_;
+    void *p = custom_ ? function_ob_.alloc(n) : reap_malloc(function_, n);
+    return static_cast<char *>(wl::check(p, "function region"));
+  }
+  template <class T>
+  T *scope_new() {
+    ++objects_;
+    void *p = custom_ ? scope_ob_.alloc(sizeof(T)) : reap_malloc(static_cast<reap_t *>(scopes_.back()), sizeof(T));
+    return new (wl::check(p, "scope region")) T{};
+  }
+
+  std::uint64_t objects() const { return objects_; }
+
+ private:
+  bool custom_;
+  Obstack function_ob_, scope_ob_;
+  void *function_base_ = nullptr;
+  reap_t *unit_ = nullptr, *function_ = nullptr;
+  std::vector<void *> scopes_;  // obstack marks or reaps, innermost last
+  std::uint64_t objects_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Source generation: a C-like toy language, deterministic from the seed.
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : rng_(seed) {}
+
+  void function(std::string &out, int index) {
+    out.clear();
+    scopes_.assign(1, {});
+    append(out, "fn f", index, "(a, b) {\n");
+    scopes_.back() = {"a", "b"};
+    statements(out, 1, rng_.range(10, 18));
+    out += "  return " + expr(3) + ";\n}\n";
+  }
+
+ private:
+  void statements(std::string &out, int depth, int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string pad(2 * depth, ' ');
+      const unsigned roll = rng_.below(100);
+      if (roll < 40 || depth > 4) {
+        std::string name;
+        append(name, "v", counter_++ % 97, "");
+        out += pad + "let " + name + " = " + expr(3) + ";\n";
+        scopes_.back().push_back(std::move(name));
+      } else if (roll < 70) {
+        out += pad + visible() + " = " + expr(3) + ";\n";
+      } else if (roll < 85) {
+        out += pad + "{\n";
+        scopes_.emplace_back();
+        statements(out, depth + 1, rng_.range(2, 6));
+        scopes_.pop_back();
+        out += pad + "}\n";
+      } else {
+        out += pad + "if (" + expr(2) + " < " + expr(2) + ") {\n";
+        scopes_.emplace_back();
+        statements(out, depth + 1, rng_.range(1, 5));
+        scopes_.pop_back();
+        out += pad + "}\n";
+      }
+    }
+  }
+  const std::string &visible() {
+    std::size_t total = 0;
+    for (auto &s : scopes_) total += s.size();
+    std::size_t k = rng_.below(static_cast<std::uint32_t>(total));
+    for (auto &s : scopes_) {
+      if (k < s.size()) return s[k];
+      k -= s.size();
+    }
+    return scopes_.front().front();
+  }
+  std::string expr(int depth) {
+    std::string out;
+    expr_into(out, depth);
+    return out;
+  }
+  void expr_into(std::string &out, int depth) {
+    const unsigned roll = rng_.below(100);
+    if (depth == 0 || roll < 30) {
+      // constants are common so that folding has work to do
+      if (rng_.chance(55)) out += std::to_string(rng_.below(100));
+      else out += visible();
+      return;
+    }
+    static const char ops[] = {'+', '-', '*', '+', '/', '%', '*', '-'};
+    const char op = ops[rng_.below(8)];
+    if (roll < 40) {
+      out += '-';
+      expr_into(out, depth - 1);
+      return;
+    }
+    out += '(';
+    expr_into(out, depth - 1);
+    out += ' ';
+    out += op;
+    out += ' ';
+    expr_into(out, depth - 1);
+    out += ')';
+  }
+
+  wl::Rng rng_;
+  std::vector<std::vector<std::string>> scopes_;
+  unsigned counter_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Lexer.
+enum class Tok : std::uint8_t { End, Ident, Number, Fn, Let, If, Return, Punct };
+
+struct Token {
+  Tok kind;
+  char punct;
+  std::int64_t value;
+  const char *text;  // identifiers, copied into the function region
+  std::uint32_t len;
+  Token *next;
+};
+
+Token *lex(Memory &m, const std::string &src, std::uint64_t &count) {
+  Token head{};
+  Token *tail = &head;
+  const char *p = src.c_str();
+  for (;;) {
+    while (*p == ' ' || *p == '\n' || *p == '\t') ++p;
+    Token *t = m.function_new<Token>();
+    ++count;
+    tail->next = t;
+    tail = t;
+    if (!*p) {
+      t->kind = Tok::End;
+      return head.next;
+    }
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
+      const char *s = p;
+      while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_') ++p;
+      const std::string_view word(s, static_cast<std::size_t>(p - s));
+      if (word == "fn") t->kind = Tok::Fn;
+      else if (word == "let") t->kind = Tok::Let;
+      else if (word == "if") t->kind = Tok::If;
+      else if (word == "return") t->kind = Tok::Return;
+      else {
+        t->kind = Tok::Ident;
+        char *copy = m.function_chars(word.size() + 1);
+        std::memcpy(copy, s, word.size());
+        copy[word.size()] = '\0';
+        t->text = copy;
+        t->len = static_cast<std::uint32_t>(word.size());
+      }
+    } else if (*p >= '0' && *p <= '9') {
+      t->kind = Tok::Number;
+      while (*p >= '0' && *p <= '9') t->value = t->value * 10 + (*p++ - '0');
+    } else {
+      t->kind = Tok::Punct;
+      t->punct = *p++;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// AST, parser and name resolution.
+enum class Ex : std::uint8_t { Const, Var, Neg, Bin };
+struct Expr {
+  Ex kind;
+  char op;
+  std::int64_t value;  // Const
+  const char *name;    // Var, before resolution
+  int slot;            // Var, after resolution
+  Expr *lhs, *rhs;
+};
+
+enum class St : std::uint8_t { Let, Assign, Block, If, Return };
+struct Stmt {
+  St kind;
+  const char *name;
+  int slot;
+  Expr *value, *cond_rhs;  // If: value < cond_rhs
+  Stmt *body;              // Block, If
+  Stmt *next;
+};
+
+struct Symbol {
+  const char *name;
+  int slot;
+  Symbol *next;
+};
+
+class Parser {
+ public:
+  Parser(Memory &m, Token *t) : m_(m), t_(t) {}
+
+  Stmt *function(std::uint64_t &nodes) {
+    expect(Tok::Fn);
+    expect(Tok::Ident);
+    punct('(');
+    while (!is_punct(')')) advance();  // parameters are a and b by construction
+    punct(')');
+    Stmt *body = block();
+    nodes += nodes_;
+    return body;
+  }
+
+ private:
+  bool is_punct(char c) const { return t_->kind == Tok::Punct && t_->punct == c; }
+  void advance() { t_ = t_->next; }
+  void expect(Tok k) {
+    if (t_->kind != k) fail();
+    advance();
+  }
+  void punct(char c) {
+    if (!is_punct(c)) fail();
+    advance();
+  }
+  [[noreturn]] void fail() {
+    std::fprintf(stderr, "compiler: syntax error\n");
+    std::exit(1);
+  }
+  template <class T>
+  T *node() {
+    ++nodes_;
+    return m_.function_new<T>();
+  }
+
+  Stmt *block() {
+    punct('{');
+    Stmt head{};
+    Stmt *tail = &head;
+    while (!is_punct('}')) {
+      tail->next = statement();
+      tail = tail->next;
+    }
+    punct('}');
+    return head.next;
+  }
+  Stmt *statement() {
+    Stmt *s = node<Stmt>();
+    if (t_->kind == Tok::Let || t_->kind == Tok::Ident) {
+      s->kind = t_->kind == Tok::Let ? St::Let : St::Assign;
+      if (t_->kind == Tok::Let) advance();
+      s->name = t_->text;
+      expect(Tok::Ident);
+      punct('=');
+      s->value = expr();
+      punct(';');
+    } else if (t_->kind == Tok::Return) {
+      advance();
+      s->kind = St::Return;
+      s->value = expr();
+      punct(';');
+    } else if (t_->kind == Tok::If) {
+      advance();
+      s->kind = St::If;
+      punct('(');
+      s->value = expr();
+      punct('<');
+      s->cond_rhs = expr();
+      punct(')');
+      s->body = block();
+    } else {
+      s->kind = St::Block;
+      s->body = block();
+    }
+    return s;
+  }
+  Expr *expr() {
+    Expr *e = term();
+    while (is_punct('+') || is_punct('-')) e = binary(e, &Parser::term);
+    return e;
+  }
+  Expr *term() {
+    Expr *e = unary();
+    while (is_punct('*') || is_punct('/') || is_punct('%')) e = binary(e, &Parser::unary);
+    return e;
+  }
+  Expr *binary(Expr *lhs, Expr *(Parser::*next)()) {
+    Expr *e = node<Expr>();
+    e->kind = Ex::Bin;
+    e->op = t_->punct;
+    advance();
+    e->lhs = lhs;
+    e->rhs = (this->*next)();
+    return e;
+  }
+  Expr *unary() {
+    if (is_punct('-')) {
+      advance();
+      Expr *e = node<Expr>();
+      e->kind = Ex::Neg;
+      e->lhs = unary();
+      return e;
+    }
+    if (is_punct('(')) {
+      advance();
+      Expr *e = expr();
+      punct(')');
+      return e;
+    }
+    Expr *e = node<Expr>();
+    if (t_->kind == Tok::Number) {
+      e->kind = Ex::Const;
+      e->value = t_->value;
+    } else if (t_->kind == Tok::Ident) {
+      e->kind = Ex::Var;
+      e->name = t_->text;
+    } else {
+      fail();
+    }
+    advance();
+    return e;
+  }
+
+  Memory &m_;
+  Token *t_;
+  std::uint64_t nodes_ = 0;
+};
+
+// Resolves names to slots; each block's symbols live in its scope region.
+class Resolver {
+ public:
+  explicit Resolver(Memory &m) : m_(m) {}
+  int slots() const { return slots_; }
+
+  void function(Stmt *body) {
+    m_.push_scope();
+    scopes_.assign(1, nullptr);
+    declare("a");
+    declare("b");
+    block(body);
+    m_.pop_scope();
+  }
+
+ private:
+  void declare(const char *name) {
+    Symbol *s = m_.scope_new<Symbol>();
+    s->name = name;
+    s->slot = slots_++;
+    s->next = scopes_.back();
+    scopes_.back() = s;
+  }
+  int lookup(const char *name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it)
+      for (const Symbol *s = *it; s; s = s->next)
+        if (std::strcmp(s->name, name) == 0) return s->slot;
+    std::fprintf(stderr, "compiler: undefined name %s\n", name);
+    std::exit(1);
+  }
+  void expr(Expr *e) {
+    if (!e) return;
+    if (e->kind == Ex::Var) e->slot = lookup(e->name);
+    expr(e->lhs);
+    expr(e->rhs);
+  }
+  void block(Stmt *s) {
+    for (; s; s = s->next) {
+      expr(s->value);
+      expr(s->cond_rhs);
+      if (s->kind == St::Let) {
+        declare(s->name);  // visible from the next statement on
+        s->slot = scopes_.back()->slot;
+      } else if (s->kind == St::Assign) {
+        s->slot = lookup(s->name);
+      }
+      if (s->body) {
+        m_.push_scope();
+        scopes_.push_back(nullptr);
+        block(s->body);
+        scopes_.pop_back();
+        m_.pop_scope();
+      }
+    }
+  }
+
+  Memory &m_;
+  std::vector<Symbol *> scopes_;
+  int slots_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Constant folding: rebuilds folded subtrees as new nodes in the function region.
+std::int64_t wrap(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+Expr *fold(Memory &m, Expr *e, std::uint64_t &folded) {
+  if (e->kind == Ex::Const || e->kind == Ex::Var) return e;
+  Expr *l = fold(m, e->lhs, folded);
+  Expr *r = e->rhs ? fold(m, e->rhs, folded) : nullptr;
+  if (l->kind == Ex::Const && (!r || r->kind == Ex::Const)) {
+    const std::uint64_t a = static_cast<std::uint64_t>(l->value);
+    std::uint64_t v = 0;
+    bool ok = true;
+    if (e->kind == Ex::Neg) v = 0 - a;
+    else {
+      const std::int64_t b = r->value;
+      switch (e->op) {
+        case '+': v = a + static_cast<std::uint64_t>(b); break;
+        case '-': v = a - static_cast<std::uint64_t>(b); break;
+        case '*': v = a * static_cast<std::uint64_t>(b); break;
+        default:
+          ok = b != 0 && !(l->value == INT64_MIN && b == -1);
+          if (ok) v = static_cast<std::uint64_t>(e->op == '/' ? l->value / b : l->value % b);
+      }
+    }
+    if (ok) {
+      Expr *c = m.function_new<Expr>();
+      c->kind = Ex::Const;
+      c->value = wrap(v);
+      ++folded;
+      return c;
+    }
+  }
+  if (l == e->lhs && r == e->rhs) return e;
+  Expr *copy = m.function_new<Expr>();
+  *copy = *e;
+  copy->lhs = l;
+  copy->rhs = r;
+  return copy;
+}
+
+void fold_block(Memory &m, Stmt *s, std::uint64_t &folded) {
+  for (; s; s = s->next) {
+    if (s->value) s->value = fold(m, s->value, folded);
+    if (s->cond_rhs) s->cond_rhs = fold(m, s->cond_rhs, folded);
+    fold_block(m, s->body, folded);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Lowering to three-address code and emitting it.
+struct Operand {
+  bool is_const;
+  std::int64_t v;  // constant, or temporary/slot number
+  bool is_slot;
+};
+struct Insn {
+  char op;  // + - * / % n(eg) =(move) <(branch if not less) L(abel) r(eturn)
+  int dst;
+  Operand a, b;
+  Insn *next;
+};
+
+class Lowering {
+ public:
+  explicit Lowering(Memory &m) : m_(m) {}
+  Insn *function(Stmt *body, std::uint64_t &insns) {
+    block(body);
+    insns += count_;
+    return head_.next;
+  }
+
+ private:
+  Insn *emit(char op) {
+    Insn *i = m_.function_new<Insn>();
+    i->op = op;
+    tail_->next = i;
+    tail_ = i;
+    ++count_;
+    return i;
+  }
+  Operand expr(const Expr *e) {
+    switch (e->kind) {
+      case Ex::Const: return {true, e->value, false};
+      case Ex::Var: return {false, e->slot, true};
+      case Ex::Neg: {
+        Insn *i = emit('n');
+        i->a = expr(e->lhs);
+        i->dst = temps_++;
+        return {false, i->dst, false};
+      }
+      case Ex::Bin: {
+        const Operand a = expr(e->lhs), b = expr(e->rhs);
+        Insn *i = emit(e->op);
+        i->a = a;
+        i->b = b;
+        i->dst = temps_++;
+        return {false, i->dst, false};
+      }
+    }
+    return {};
+  }
+  void block(const Stmt *s) {
+    for (; s; s = s->next) {
+      switch (s->kind) {
+        case St::Let:
+        case St::Assign: {
+          const Operand v = expr(s->value);
+          Insn *i = emit('=');
+          i->a = v;
+          i->dst = s->slot;
+          break;
+        }
+        case St::Return: emit('r')->a = expr(s->value); break;
+        case St::Block: block(s->body); break;
+        case St::If: {
+          const Operand a = expr(s->value), b = expr(s->cond_rhs);
+          Insn *br = emit('<');
+          br->a = a;
+          br->b = b;
+          br->dst = labels_++;
+          block(s->body);
+          emit('L')->dst = br->dst;
+          break;
+        }
+      }
+    }
+  }
+
+  Memory &m_;
+  Insn head_{};
+  Insn *tail_ = &head_;
+  int temps_ = 0, labels_ = 0;
+  std::uint64_t count_ = 0;
+};
+
+void put_operand(std::string &out, const Operand &o) {
+  if (o.is_const) out += std::to_string(o.v);
+  else {
+    out += o.is_slot ? 'v' : 't';
+    out += std::to_string(o.v);
+  }
+}
+
+void emit_text(std::string &out, const char *name, const Insn *i) {
+  out.clear();
+  out += name;
+  out += ":\n";
+  for (; i; i = i->next) {
+    switch (i->op) {
+      case 'L': append(out, "L", i->dst, ":\n"); continue;
+      case 'r': out += "  ret "; put_operand(out, i->a); break;
+      case '<':
+        out += "  jge ";
+        put_operand(out, i->a);
+        out += ", ";
+        put_operand(out, i->b);
+        append(out, ", L", i->dst, "");
+        break;
+      case '=': append(out, "  v", i->dst, " = "); put_operand(out, i->a); break;
+      case 'n': append(out, "  t", i->dst, " = neg "); put_operand(out, i->a); break;
+      default:
+        append(out, "  t", i->dst, " = ");
+        put_operand(out, i->a);
+        out += ' ';
+        out += i->op;
+        out += ' ';
+        put_operand(out, i->b);
+    }
+    out += '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const wl::Options opt = wl::parse_options(
+      argc, argv, "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)");
+  const long functions = wl::scaled(opt, 4000, 5);
+
+  Memory mem(opt.alloc);
+  Generator gen(176);
+  wl::Checksum sum;
+  std::string source, text;
+  std::uint64_t tokens = 0, nodes = 0, folded = 0, insns = 0, emitted = 0;
+  for (long f = 0; f < functions; ++f) {
+    gen.function(source, static_cast<int>(f));
+    mem.begin_function();
+    Token *toks = lex(mem, source, tokens);
+    Parser parser(mem, toks);
+    Stmt *body = parser.function(nodes);
+    Resolver resolver(mem);
+    resolver.function(body);
+    fold_block(mem, body, folded);
+    Lowering lower(mem);
+    const Insn *code = lower.function(body, insns);
+    std::string name;
+    append(name, "f", f, "");
+    emit_text(text, name.c_str(), code);
+    mem.end_function();
+    sum.add_bytes(text.data(), text.size());
+    emitted += text.size();
+  }
+  std::printf("functions %ld\ntokens %" PRIu64 "\nast_nodes %" PRIu64 "\nfolded %" PRIu64
+              "\ninsns %" PRIu64 "\nemitted_bytes %" PRIu64 "\n",
+              functions, tokens, nodes, folded, insns, emitted);
+  std::fprintf(stderr, "region_objects %" PRIu64 " (%s)\n", mem.objects(), wl::alloc_name(opt.alloc));
+  wl::print_checksum(sum.value());
+  return 0;
+}
