@@ -158,6 +158,7 @@ bool skip_value(Cursor &c) {
 
 struct Profile {
   std::uint64_t max_live = 0;
+  std::uint64_t ignored = 0;  // allocations at or above the cutoff
   bool have_max_live = false;
   bool have_sizes = false;
   std::uint64_t *sizes = nullptr;   // pairs (size, count), in a mapping
@@ -206,6 +207,8 @@ void parse_profile(const char *text, std::size_t len, Profile &pr, std::uint64_t
       if (key_is(k, n, "max_live")) {
         if (!read_uint(c, &pr.max_live)) fail("\"max_live\" must be a non-negative integer in", path);
         pr.have_max_live = true;
+      } else if (key_is(k, n, "ignored")) {
+        if (!read_uint(c, &pr.ignored)) fail("\"ignored\" must be a non-negative integer in", path);
       } else if (key_is(k, n, "sizes")) {
         if (!read_sizes(c, pr, sizes, cum, cap)) fail("\"sizes\" must map decimal sizes to counts in", path);
       } else if (!skip_value(c)) {
@@ -263,9 +266,18 @@ void litter() {
   parse_profile(static_cast<const char *>(text.p), len, pr, sizes, cum, cap, path);
 
   const double wanted = multiplier * static_cast<double>(pr.max_live);
-  const auto n = static_cast<std::uint64_t>(wanted + 0.5);
+  auto n = static_cast<std::uint64_t>(wanted + 0.5);
   if (n > kMaxObjects) fail("M x max_live is too many objects (over 2^31)");
-  if (n > 0 && pr.distinct == 0) fail("profile has no sizes below its cutoff to sample from", path);
+  // A program whose every allocation is at or above the cutoff (a region
+  // allocator that asks malloc only for big chunks, say) leaves nothing to
+  // sample from: littering is empty, and the log says why. A profile with
+  // live objects but no allocations at all is inconsistent.
+  bool all_above_cutoff = false;
+  if (n > 0 && pr.distinct == 0) {
+    if (pr.ignored == 0) fail("profile has no sizes below its cutoff to sample from", path);
+    all_above_cutoff = true;
+    n = 0;
+  }
   const auto m = static_cast<std::uint64_t>(static_cast<double>(n) * (1.0 - occupancy) + 0.5);
 
   const double t0 = now_seconds();
@@ -327,6 +339,7 @@ void litter() {
   b.put(" bytes="); b.put_u64(bytes_all);
   b.put(" live_bytes="); b.put_u64(bytes_all - bytes_freed);
   b.put(" ms="); b.put_ratio3(static_cast<std::uint64_t>(elapsed * 1e9 + 0.5), 1000000);
+  if (all_above_cutoff) b.put(" note=every_allocation_at_or_above_the_cutoff");
   b.put('\n');
   int out = 2;
   const char *log = ::getenv("LITTER_LOG");

@@ -110,6 +110,7 @@ def shim_env(litter_so, **kw):
     ('{"max_live": -1, "sizes": {}}', "max_live"),
     ('{"max_live": 10, "sizes": {"x": 1}}', "sizes"),
     ('{"max_live": 10, "sizes": {}}', "no sizes below its cutoff"),
+    ('{"max_live": 10, "ignored": 0, "sizes": {}}', "no sizes below its cutoff"),
 ])
 def test_shim_rejects_bad_profiles_with_status_2(litter_so, tmp_path, content, message):
     prof = tmp_path / "bad.json"
@@ -205,3 +206,13 @@ def test_same_seed_gives_the_same_heap_layout(cbuild, probe, allocator):
         digests.append(r.stdout.strip())
     assert digests[0] == digests[1], allocator      # reproducible by default
     assert digests[0] != digests[2], allocator      # and the seed matters
+
+
+def test_a_profile_whose_allocations_are_all_above_the_cutoff_litters_nothing(litter_so, tmp_path):
+    # e.g. a region allocator that asks malloc only for big chunks
+    prof = tmp_path / "big_only.json"
+    prof.write_text('{"max_live": 4, "ignored": 9, "sizes": {}}')
+    r = subprocess.run(["true"], env=shim_env(litter_so, LITTER_PROFILE=str(prof), LITTER_MULTIPLIER="3",
+                                              LITTER_OCCUPANCY="0.66"), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert " objects=0 " in r.stderr and "note=every_allocation_at_or_above_the_cutoff" in r.stderr
