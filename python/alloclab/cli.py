@@ -132,23 +132,6 @@ CORE_MODULES = {"__init__", "__main__", "cli", "allocators", "runner", "profile"
                 "compare", "report"}
 
 
-def _study_fallback(sub, study) -> None:
-    """`alloclab study` for a study module that has run_study() but no register()."""
-    ss = sub.add_parser("study", help="run the study (bundled workloads x allocators x littering)")
-    mode = ss.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick", help="a small, fast study")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full", help="the long study")
-    ss.add_argument("--allocators", default=None, help="comma-separated allocator names (default: the study's)")
-    ss.add_argument("-o", "--output", default="out/study", help="output directory (default %(default)s)")
-
-    def run(ns) -> int:
-        allocs = ns.allocators.split(",") if ns.allocators else None
-        study.run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs)
-        return 0
-
-    ss.set_defaults(func=run)
-
-
 def _register_extensions(sub) -> list[str]:
     """Add the subcommands of extension modules; returns load problems (not fatal)."""
     import importlib
@@ -167,8 +150,6 @@ def _register_extensions(sub) -> list[str]:
         try:
             if callable(getattr(mod, "register", None)):
                 mod.register(sub)
-            elif info.name == "study" and callable(getattr(mod, "run_study", None)):
-                _study_fallback(sub, mod)
         except Exception as e:
             problems.append(f"{info.name}: {type(e).__name__}: {e}")
     return problems

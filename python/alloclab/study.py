@@ -255,7 +255,16 @@ def run_programs(p: Plan, outdir: str, progress) -> tuple[list[dict], dict]:
                     rows.append(r)
                     w.writerow(r)
             f.flush()
+            if summary["meta"].get("interrupted"):  # Ctrl-C inside the matrix: stop here
+                p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
+                raise StudyInterrupted(rows, summaries)
     return rows, summaries
+
+
+class StudyInterrupted(Exception):
+    def __init__(self, rows, summaries):
+        super().__init__("interrupted")
+        self.rows, self.summaries = rows, summaries
 
 
 def server_footprints(p: Plan) -> dict:
@@ -656,7 +665,9 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
     summaries = {}
     try:
         rows, summaries = run_programs(p, outdir, progress)
-    except KeyboardInterrupt:
+    except StudyInterrupted as e:
+        interrupted, summaries = True, e.summaries
+    except KeyboardInterrupt:  # between two programs
         interrupted = True
         p.notes.append("interrupted: the report covers the programs finished before the interruption")
         summaries = {}
@@ -678,6 +689,28 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
         for f in analysis["findings"]:
             print(f"  [{f['question']}] {f['text']}", file=progress)
         print(f"\nreport: {report}  ({elapsed:.0f} s)", file=progress)
-    if interrupted:
-        raise KeyboardInterrupt
+    analysis["interrupted"] = interrupted
     return analysis
+
+
+# ---------------------------------------------------------------- command line
+
+
+def register(sub) -> None:
+    """`alloclab study [--quick | --full] [--allocators LIST] [-o DIR]`"""
+    ss = sub.add_parser("study", help="answer the papers' questions on this machine (report in out/study)")
+    mode = ss.add_mutually_exclusive_group()
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="a smoke test: small inputs, Adv_0 and Adv_3, one run each (1-3 minutes)")
+    mode.add_argument("--full", dest="mode", action="store_const", const="full",
+                      help="bigger inputs and more runs")
+    ss.add_argument("--allocators", default=None,
+                    help="comma-separated names or .so paths (default: every one found)")
+    ss.add_argument("-o", "--output", default="out/study", help="output directory (default %(default)s)")
+
+    def run(ns) -> int:
+        allocs = [a for a in ns.allocators.split(",") if a] if ns.allocators else None
+        analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs)
+        return 130 if analysis.get("interrupted") else 0
+
+    ss.set_defaults(func=run)
