@@ -1,0 +1,35 @@
+// counters.hpp — per-heap statistics that cost one plain add on the fast path.
+//
+// Each counter is written only by the thread that currently owns the heap
+// (remote frees are applied by the owner when it drains its remote list), so
+// an increment is a relaxed load + store — no locked instruction. vam_stats()
+// reads them from any thread with relaxed loads: a snapshot, not a barrier.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "vam/size_classes.hpp"
+
+namespace alloclab::vam {
+
+struct Counter {
+  std::atomic<std::int64_t> v{0};
+  void add(std::int64_t d) noexcept {
+    v.store(v.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+  }
+  std::int64_t get() const noexcept { return v.load(std::memory_order_relaxed); }
+};
+
+struct HeapCounters {
+  Counter class_live[kNumClasses];    // live objects per page-block class
+  Counter class_blocks[kNumClasses];  // page blocks assigned per class
+  Counter large_live_bytes;
+  Counter large_live_objects;
+  Counter pages_in_use;
+  Counter pages_discarded;
+  Counter discard_calls;
+  Counter segments;
+};
+
+}  // namespace alloclab::vam

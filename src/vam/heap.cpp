@@ -1,0 +1,258 @@
+// heap.cpp — slow paths of a thread heap: ordered block lists, block reuse,
+// page discarding, remote frees.
+#include "vam/heap.hpp"
+
+#include <new>
+#include <time.h>
+
+#include "layers/os.hpp"
+#include "vam/options.hpp"
+
+namespace alloclab::vam {
+
+namespace {
+
+inline int kind_of_class(unsigned cls) noexcept { return class_is_medium(cls) ? 1 : 0; }
+inline std::int64_t block_pages(int kind) noexcept {
+  return static_cast<std::int64_t>((kind ? kMediumBlockBytes : kSmallBlockBytes) / kPage);
+}
+
+std::int64_t now_ms() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void push(Block *&list, Block *b) noexcept {
+  b->prev = nullptr;
+  b->next = list;
+  list = b;
+}
+
+// Available list of a class: insert at the front (paper §3.5: a block that
+// stops being full, or a new block, is where the next objects go).
+void avail_push_front(Heap *h, Block *b) noexcept {
+  Block *&head = h->avail[b->cls];
+  b->prev = nullptr;
+  b->next = head;
+  if (head) head->prev = b;
+  head = b;
+  b->state = BlockState::in_list;
+}
+
+void avail_remove(Heap *h, Block *b) noexcept {
+  if (b->prev) b->prev->next = b->next;
+  else h->avail[b->cls] = b->next;
+  if (b->next) b->next->prev = b->prev;
+  b->next = b->prev = nullptr;
+}
+
+Segment *new_block_segment(Heap *h, int kind) noexcept {
+  void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
+  if (!mem) return nullptr;
+  auto *s = static_cast<Segment *>(mem);
+  s->magic = kSegmentMagic;
+  s->kind = kind ? SegKind::medium : SegKind::small;
+  s->block_shift = kind ? 14 : 12;
+  s->owner = h;
+  s->map_bytes = kSegmentBytes;
+  s->next_block = static_cast<std::uint32_t>(kSegmentHeaderBytes >> s->block_shift);
+  s->nblocks = static_cast<std::uint32_t>(kSegmentBytes >> s->block_shift);
+  h->counters.segments.add(1);
+  h->counters.pages_in_use.add(1);  // the header page
+  return s;
+}
+
+void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
+  const auto n = static_cast<std::int64_t>(bytes / kPage);
+  os::discard(start, bytes);
+  h->counters.pages_in_use.add(-n);
+  h->counters.pages_discarded.add(n);
+  h->counters.discard_calls.add(1);
+}
+
+void discard_block(Heap *h, Block *b, int kind) noexcept {
+  const std::int64_t n = block_pages(kind);
+  os::discard(b->start, static_cast<std::size_t>(n) * kPage);
+  b->discarded = 1;
+  h->counters.pages_in_use.add(-n);
+  h->counters.pages_discarded.add(n);
+  h->counters.discard_calls.add(1);
+}
+
+// An empty block of the right size for `cls`: reuse one whose pages are
+// still resident, then a discarded one, then carve a fresh one.
+Block *get_block(Heap *h, unsigned cls) noexcept {
+  const int kind = kind_of_class(cls);
+  Block *b = h->empty_dirty[kind];
+  if (b) {
+    h->empty_dirty[kind] = b->next;
+    h->dirty_pages -= block_pages(kind);
+  } else if ((b = h->empty_clean[kind]) != nullptr) {
+    h->empty_clean[kind] = b->next;
+    h->counters.pages_in_use.add(block_pages(kind));
+    b->discarded = 0;
+  } else {
+    Segment *s = h->carve[kind];
+    if (!s || s->next_block == s->nblocks) {
+      reclaim_abandoned();
+      s = new_block_segment(h, kind);
+      if (!s) return nullptr;
+      h->carve[kind] = s;
+    }
+    const std::uint32_t i = s->next_block++;
+    b = s->blocks() + i;
+    b->start = s->block_start(i);
+    b->discarded = 0;
+    // Pages of the block table are touched as it grows.
+    if ((reinterpret_cast<std::uintptr_t>(b) & (kPage - 1)) < sizeof(Block))
+      h->counters.pages_in_use.add(1);
+    h->counters.pages_in_use.add(block_pages(kind));
+  }
+  const std::size_t size = class_size(cls);
+  const std::size_t cap = (kind ? kMediumBlockBytes : kSmallBlockBytes) / size;
+  b->size = static_cast<std::uint32_t>(size);
+  b->cls = static_cast<std::uint16_t>(cls);
+  b->capacity = static_cast<std::uint16_t>(cap);
+  b->used = 0;
+  b->free = nullptr;
+  b->bump = b->start;
+  b->end = b->start + cap * size;
+  h->counters.class_blocks[cls].add(1);
+  avail_push_front(h, b);
+  return b;
+}
+
+void maybe_sweep(Heap *h) noexcept {
+  const Options &o = options();
+  if (o.discard != int(DiscardPolicy::delayed) || h->dirty_pages == 0) return;
+  if (h->dirty_pages >= o.discard_threshold || now_ms() - h->dirty_since_ms >= o.discard_delay_ms)
+    heap_collect(h);
+}
+
+void note_dirty(Heap *h, std::int64_t pages) noexcept {
+  if (pages <= 0) return;
+  if (h->dirty_pages == 0) h->dirty_since_ms = now_ms();
+  h->dirty_pages += pages;
+  maybe_sweep(h);
+}
+
+// A block with no live objects leaves its class; paper §3.6: its pages can
+// go back to the OS.
+void retire(Heap *h, Block *b) noexcept {
+  avail_remove(h, b);
+  b->state = BlockState::empty;
+  h->counters.class_blocks[b->cls].add(-1);
+  const int kind = kind_of_class(b->cls);
+  switch (static_cast<DiscardPolicy>(options().discard)) {
+    case DiscardPolicy::eager:
+      discard_block(h, b, kind);
+      push(h->empty_clean[kind], b);
+      break;
+    case DiscardPolicy::delayed:
+      push(h->empty_dirty[kind], b);
+      note_dirty(h, block_pages(kind));
+      break;
+    case DiscardPolicy::off:
+      push(h->empty_dirty[kind], b);
+      break;
+  }
+}
+
+}  // namespace
+
+Heap *heap_create() noexcept {
+  void *mem = os::map(os::align_up(sizeof(Heap), kPage));
+  if (!mem) return nullptr;
+  Heap *h = new (mem) Heap();
+  h->large.init(h, &h->counters);
+  return h;
+}
+
+void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
+  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  // Full blocks leave the front of the list; the next block in order is used.
+  Block *b = h->avail[cls];
+  while (b && !b->free && b->bump >= b->end) {
+    avail_remove(h, b);
+    b->state = BlockState::full;
+    b = h->avail[cls];
+  }
+  if (!b) {
+    b = get_block(h, cls);
+    if (!b) return nullptr;
+  }
+  return small_alloc(h, cls);
+}
+
+void small_free_slow(Heap *h, Block *b) noexcept {
+  if (b->state == BlockState::full) {
+    // Paper §3.5: a full block that regains space goes to the front.
+    avail_push_front(h, b);
+  }
+  // Keep an empty block only when it is its class's sole block: the next
+  // allocation of this size would just need it again.
+  if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
+}
+
+void large_free_local(Heap *h, void *p) noexcept {
+  const int policy = static_cast<int>(options().discard);
+  const std::size_t dirty = h->large.free(p, policy);
+  if (dirty) note_dirty(h, static_cast<std::int64_t>(dirty));
+}
+
+void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
+  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  return align <= 16 ? h->large.alloc(n) : h->large.alloc_aligned(n, align);
+}
+
+void drain_remote(Heap *h) noexcept {
+  FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
+  while (f) {
+    FreeObj *next = f->next;
+    Segment *s = segment_of(f);
+    if (s->kind == SegKind::large) large_free_local(h, f);
+    else small_free_local(h, s, f);
+    f = next;
+  }
+}
+
+void heap_collect(Heap *h) noexcept {
+  for (int kind = 0; kind < 2; ++kind) {
+    // Blocks emptied one after another are often neighbours: one discard
+    // call per run of adjacent blocks.
+    const std::size_t bytes = kind ? kMediumBlockBytes : kSmallBlockBytes;
+    char *run = nullptr;
+    std::size_t run_bytes = 0;
+    while (Block *b = h->empty_dirty[kind]) {
+      h->empty_dirty[kind] = b->next;
+      if (run && b->start == run + run_bytes) {
+        run_bytes += bytes;
+      } else if (run && b->start + bytes == run) {
+        run = b->start;
+        run_bytes += bytes;
+      } else {
+        if (run) discard_run(h, run, run_bytes);
+        run = b->start;
+        run_bytes = bytes;
+      }
+      b->discarded = 1;
+      push(h->empty_clean[kind], b);
+    }
+    if (run) discard_run(h, run, run_bytes);
+  }
+  h->large.sweep();
+  h->dirty_pages = 0;
+}
+
+void heap_abandon(Heap *h) noexcept {
+  drain_remote(h);
+  // A front block left empty would sit idle until the heap is adopted.
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    Block *b = h->avail[c];
+    if (b && b->used == 0) retire(h, b);
+  }
+  if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+}
+
+}  // namespace alloclab::vam

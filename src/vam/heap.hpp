@@ -1,0 +1,100 @@
+// heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
+// order (paper §3.5), with reap allocation inside each block (§3.4).
+//
+//   Heap = OrderedPerSize< ReapBlock (bump, then free list) >   classes 8..1024
+//        + LargeHeap (shared regions, best fit, coalescing)      1 KiB..VAM_LARGE_MAX
+//        + remote-free list (objects other threads freed here)
+//
+// A heap is used by one thread at a time and needs no lock. Other threads
+// free into it by pushing onto `remote` (a lock-free stack); the owner drains
+// it in its slow paths. When a thread exits, its heap is abandoned whole and
+// the next new thread adopts it; heaps are never destroyed, so the owner
+// pointer in each segment stays valid forever.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "vam/check.hpp"
+#include "vam/counters.hpp"
+#include "vam/large_region.hpp"
+#include "vam/segment.hpp"
+#include "vam/size_classes.hpp"
+
+#define VAM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VAM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace alloclab::vam {
+
+struct Heap {
+  // Front of each class's available list: the block new objects come from.
+  Block *avail[kNumClasses] = {};
+  HeapCounters counters;
+  alignas(64) std::atomic<FreeObj *> remote{nullptr};
+  alignas(64) Heap *all_next = nullptr;     // every heap ever made (global list)
+  Heap *abandoned_next = nullptr;
+  Segment *carve[2] = {};                   // segment handing out fresh blocks (small, medium)
+  Block *empty_dirty[2] = {};               // empty blocks, pages still resident
+  Block *empty_clean[2] = {};               // empty blocks, pages discarded
+  std::int64_t dirty_pages = 0;             // empty, undiscarded pages (blocks + large)
+  std::int64_t dirty_since_ms = 0;
+  LargeHeap large;
+};
+
+Heap *heap_create() noexcept;
+void *small_alloc_slow(Heap *h, unsigned cls) noexcept;
+void small_free_slow(Heap *h, Block *b) noexcept;
+void large_free_local(Heap *h, void *p) noexcept;
+void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
+void drain_remote(Heap *h) noexcept;
+void heap_collect(Heap *h) noexcept;   // discard every empty page now
+void heap_abandon(Heap *h) noexcept;   // the owning thread is gone
+void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
+
+// Allocation fast path: reap allocation from the front block (§3.4) —
+// reuse a freed object, else bump; anything else is the slow path.
+inline void *small_alloc(Heap *h, unsigned cls) noexcept {
+  Block *b = h->avail[cls];
+  if (VAM_LIKELY(b != nullptr)) {
+    if (FreeObj *f = b->free; VAM_LIKELY(f != nullptr)) {
+      b->free = f->next;
+      ++b->used;
+      h->counters.class_live[cls].add(1);
+      return f;
+    }
+    if (VAM_LIKELY(b->bump < b->end)) {
+      char *p = b->bump;
+      b->bump = p + b->size;
+      ++b->used;
+      h->counters.class_live[cls].add(1);
+      return p;
+    }
+  }
+  return small_alloc_slow(h, cls);
+}
+
+// Free fast path for an object of a block this thread's heap owns.
+inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
+  Block *b = block_of(s, p);
+  VAM_CHECK(b->state == BlockState::in_list || b->state == BlockState::full);  // double free?
+  VAM_CHECK((static_cast<char *>(p) - b->start) % b->size == 0 && b->used > 0);
+  auto *f = static_cast<FreeObj *>(p);
+  f->next = b->free;
+  b->free = f;
+  h->counters.class_live[b->cls].add(-1);
+  if (VAM_LIKELY(--b->used != 0 && b->state == BlockState::in_list)) return;
+  small_free_slow(h, b);
+}
+
+// Free into another thread's heap: one CAS, no lock (the owner drains later).
+inline void remote_free(Heap *owner, void *p) noexcept {
+  auto *f = static_cast<FreeObj *>(p);
+  FreeObj *head = owner->remote.load(std::memory_order_relaxed);
+  do {
+    f->next = head;
+  } while (!owner->remote.compare_exchange_weak(head, f, std::memory_order_release,
+                                                std::memory_order_relaxed));
+}
+
+}  // namespace alloclab::vam

@@ -1,0 +1,125 @@
+// huge.cpp — one mapping per huge object, and a small cache of freed ones.
+//
+// Mapping, first-touch faults and unmapping a 256 KiB..MiB object cost far
+// more than using it when a program allocates and frees such buffers in a
+// loop (interpreters growing strings and lists, compilers' obstacks). A few
+// freed mappings (at most VAM_HUGE_CACHE bytes, pages left resident) are
+// kept and handed out again for a request of nearly the same size.
+#include "vam/huge.hpp"
+
+#include <sched.h>
+
+#include "layers/os.hpp"
+#include "vam/options.hpp"
+
+namespace alloclab::vam {
+
+namespace {
+
+constexpr int kCacheSlots = 16;
+
+struct Cache {
+  std::atomic<bool> lock{false};
+  Segment *slot[kCacheSlots] = {};
+  std::size_t bytes = 0;
+  void acquire() noexcept {
+    while (lock.exchange(true, std::memory_order_acquire))
+      while (lock.load(std::memory_order_relaxed)) sched_yield();
+  }
+  void release() noexcept { lock.store(false, std::memory_order_release); }
+};
+
+Cache g_cache;  // constant-initialised
+
+// A cached mapping of at least `bytes`, wasting at most a quarter, or nullptr.
+Segment *cache_take(std::size_t bytes) noexcept {
+  if (g_cache.bytes == 0) return nullptr;  // racy peek; the lock decides
+  Segment *best = nullptr;
+  int best_i = -1;
+  g_cache.acquire();
+  for (int i = 0; i < kCacheSlots; ++i) {
+    Segment *s = g_cache.slot[i];
+    if (s && s->map_bytes >= bytes && s->map_bytes - bytes <= bytes / 4 &&
+        (!best || s->map_bytes < best->map_bytes)) {
+      best = s;
+      best_i = i;
+    }
+  }
+  if (best) {
+    g_cache.slot[best_i] = nullptr;
+    g_cache.bytes -= best->map_bytes;
+  }
+  g_cache.release();
+  return best;
+}
+
+bool cache_put(Segment *s) noexcept {
+  const auto limit = static_cast<std::size_t>(options().huge_cache);
+  if (s->map_bytes > limit / 2) return false;
+  bool kept = false;
+  g_cache.acquire();
+  if (g_cache.bytes + s->map_bytes <= limit) {
+    for (int i = 0; i < kCacheSlots; ++i) {
+      if (!g_cache.slot[i]) {
+        g_cache.slot[i] = s;
+        g_cache.bytes += s->map_bytes;
+        kept = true;
+        break;
+      }
+    }
+  }
+  g_cache.release();
+  return kept;
+}
+
+}  // namespace
+
+HugeCounters &huge_counters() noexcept {
+  static HugeCounters c;
+  return c;
+}
+
+void huge_fork_prepare() noexcept { g_cache.acquire(); }
+void huge_fork_parent() noexcept { g_cache.release(); }
+void huge_fork_child() noexcept { g_cache.lock.store(false, std::memory_order_relaxed); }
+
+void *huge_alloc(std::size_t n, std::size_t align) noexcept {
+  const std::size_t offset = align > kHugeOffset ? align : kHugeOffset;
+  if (align > kMaxAlignment || n > (PTRDIFF_MAX >> 1)) return nullptr;
+  const std::size_t bytes = os::align_up(offset + n, kPage);
+  if (bytes == 0) return nullptr;
+  HugeCounters &c = huge_counters();
+  Segment *s = cache_take(bytes);
+  if (s) {
+    s->zeroed = 0;
+    c.cached_pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
+  } else {
+    void *mem = os::map_aligned(bytes, kSegmentBytes);
+    if (!mem) return nullptr;
+    s = static_cast<Segment *>(mem);
+    s->zeroed = 1;
+    s->magic = kSegmentMagic;
+    s->kind = SegKind::huge;
+    s->owner = nullptr;
+    s->map_bytes = bytes;
+  }
+  s->usable = s->map_bytes - offset;
+  c.live_bytes.fetch_add(static_cast<std::int64_t>(s->usable), std::memory_order_relaxed);
+  c.live_objects.fetch_add(1, std::memory_order_relaxed);
+  c.pages.fetch_add(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
+  return reinterpret_cast<char *>(s) + offset;
+}
+
+void huge_free(Segment *s) noexcept {
+  HugeCounters &c = huge_counters();
+  c.live_bytes.fetch_sub(static_cast<std::int64_t>(s->usable), std::memory_order_relaxed);
+  c.live_objects.fetch_sub(1, std::memory_order_relaxed);
+  c.pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
+  if (cache_put(s)) {
+    c.cached_pages.fetch_add(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
+    return;
+  }
+  os::unmap(s, s->map_bytes);
+}
+
+}  // namespace alloclab::vam

@@ -1,0 +1,39 @@
+// huge.hpp — objects above VAM_LARGE_MAX, each mapped on its own (paper §3.1
+// "extremely large") and unmapped on free. The mapping is segment-aligned and
+// its Segment header comes first, so free() finds it with the same mask as
+// every other object; the object starts within the first segment, which is
+// why alignments are limited to half a segment (2 MiB).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "vam/segment.hpp"
+
+namespace alloclab::vam {
+
+inline constexpr std::size_t kHugeOffset = 128;  // object start with no alignment request
+static_assert(sizeof(Segment) <= kHugeOffset, "the huge object must not overlap its header");
+inline constexpr std::size_t kMaxAlignment = kSegmentBytes / 2;
+
+struct HugeCounters {
+  std::atomic<std::int64_t> live_bytes{0};
+  std::atomic<std::int64_t> live_objects{0};
+  std::atomic<std::int64_t> pages{0};         // pages of live huge objects
+  std::atomic<std::int64_t> cached_pages{0};  // pages of freed mappings kept for reuse
+};
+HugeCounters &huge_counters() noexcept;
+
+// nullptr: out of memory. The segment's `zeroed` says whether the memory
+// comes straight from the OS (calloc need not clear it).
+void *huge_alloc(std::size_t n, std::size_t align) noexcept;
+void huge_free(Segment *s) noexcept;
+void huge_fork_prepare() noexcept;
+void huge_fork_parent() noexcept;
+void huge_fork_child() noexcept;
+inline std::size_t huge_usable(Segment *s, const void *p) noexcept {
+  return s->map_bytes - static_cast<std::size_t>(static_cast<const char *>(p) - reinterpret_cast<char *>(s));
+}
+
+}  // namespace alloclab::vam

@@ -1,0 +1,320 @@
+// large_region.cpp — best fit over fine-grained lists, immediate coalescing.
+#include "vam/large_region.hpp"
+
+#include "layers/os.hpp"
+#include "vam/check.hpp"
+#include "vam/heap.hpp"
+#include "vam/options.hpp"
+
+namespace alloclab::vam {
+
+namespace {
+
+inline Chunk *next_chunk(Chunk *c) noexcept {
+  return reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) + chunk_size(c));
+}
+inline std::size_t pages_in(std::size_t bytes) noexcept { return bytes / kPage; }
+inline std::uintptr_t up(std::uintptr_t x) noexcept { return (x + kPage - 1) & ~(kPage - 1); }
+inline std::uintptr_t down(std::uintptr_t x) noexcept { return x & ~(kPage - 1); }
+constexpr std::size_t kRegionChunkBytes = kSegmentBytes - kRegionFirstChunk - kChunkHeader;
+
+}  // namespace
+
+unsigned LargeHeap::bin_of(std::size_t s) noexcept {
+  if (s < kExactLargeBins * 16) return static_cast<unsigned>(s >> 4);
+  const unsigned lg = 63u - static_cast<unsigned>(__builtin_clzll(s));
+  return kExactLargeBins + (lg - 15) * 8 + static_cast<unsigned>((s >> (lg - 3)) & 7);
+}
+
+void LargeHeap::insert(Chunk *c) noexcept {
+  const unsigned b = bin_of(chunk_size(c));
+  c->prev = nullptr;
+  c->next = bins_[b];
+  if (c->next) c->next->prev = c;
+  bins_[b] = c;
+  bitmap_[b >> 6] |= std::uint64_t{1} << (b & 63);
+}
+
+void LargeHeap::remove(Chunk *c) noexcept {
+  const unsigned b = bin_of(chunk_size(c));
+  if (c->prev) c->prev->next = c->next;
+  else bins_[b] = c->next;
+  if (c->next) c->next->prev = c->prev;
+  if (bins_[b] == nullptr) bitmap_[b >> 6] &= ~(std::uint64_t{1} << (b & 63));
+}
+
+// Best fit: an exact list holds only chunks of one size, so its head is the
+// best fit; a coarse list is searched for its smallest fitting chunk; after
+// that, any chunk of the next non-empty list fits.
+Chunk *LargeHeap::find(std::size_t s) noexcept {
+  unsigned b = bin_of(s);
+  if (b >= kExactLargeBins) {
+    Chunk *best = nullptr;
+    for (Chunk *c = bins_[b]; c; c = c->next)
+      if (chunk_size(c) >= s && (!best || chunk_size(c) < chunk_size(best))) best = c;
+    if (best) return best;
+  } else if (bins_[b]) {
+    return bins_[b];
+  }
+  unsigned i = b + 1;
+  while (i < kLargeBins) {
+    const unsigned w = i >> 6;
+    const std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << (i & 63));
+    if (bits) return bins_[(w << 6) + static_cast<unsigned>(__builtin_ctzll(bits))];
+    i = (w + 1) << 6;
+  }
+  return nullptr;
+}
+
+bool LargeHeap::add_region() noexcept {
+  reclaim_abandoned();
+  void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
+  if (!mem) return false;
+  auto *seg = static_cast<Segment *>(mem);
+  seg->magic = kSegmentMagic;
+  seg->kind = SegKind::large;
+  seg->block_shift = 0;
+  seg->owner = owner_;
+  seg->map_bytes = kSegmentBytes;
+  seg->touched_end = reinterpret_cast<char *>(seg) + kRegionFirstChunk + kMinChunk;
+  auto *c = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(seg) + kRegionFirstChunk);
+  c->prev_size = 0;
+  c->head = kRegionChunkBytes;
+  c->disc_pages = 0;
+  auto *sentinel = next_chunk(c);
+  sentinel->prev_size = kRegionChunkBytes;
+  sentinel->head = kChunkInUse;  // size 0, never free: stops coalescing
+  seg->prev = nullptr;
+  seg->next = regions_;
+  if (regions_) regions_->prev = seg;
+  regions_ = seg;
+  ++nregions_;
+  counters_->segments.add(1);
+  counters_->pages_in_use.add(2);  // header page and sentinel page
+  insert(c);
+  return true;
+}
+
+// Count pages first touched by handing out c.
+void LargeHeap::touch(Segment *seg, Chunk *c) noexcept {
+  char *end = reinterpret_cast<char *>(c) + chunk_size(c) + kChunkHeader;
+  if (end > seg->touched_end) {
+    counters_->pages_in_use.add(static_cast<std::int64_t>(
+        pages_in(up(reinterpret_cast<std::uintptr_t>(end)) -
+                 up(reinterpret_cast<std::uintptr_t>(seg->touched_end)))));
+    seg->touched_end = end;
+  }
+}
+
+// Take free chunk c for a request of s bytes (chunk size), splitting off the
+// rest when it can stand alone. Returns c, now in use.
+Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
+  remove(c);
+  const std::size_t cs = chunk_size(c);
+  std::size_t disc = c->disc_pages;
+  if (cs - s >= kMinChunk) {
+    auto *r = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) + s);
+    r->prev_size = s;
+    r->head = (cs - s) | (c->head & kChunkDirty);
+    next_chunk(r)->prev_size = cs - s;
+    // Discarded pages are spread over the chunk in ways we do not track
+    // page by page; charge the taken part first (an estimate, never negative).
+    const std::size_t mine = disc < pages_in(s) + 1 ? disc : pages_in(s) + 1;
+    const std::size_t rest = disc - mine;
+    r->disc_pages = rest < pages_in(cs - s) ? rest : pages_in(cs - s);
+    disc = mine;
+    c->head = s;
+    insert(r);
+  }
+  counters_->pages_in_use.add(static_cast<std::int64_t>(disc));
+  c->head = chunk_size(c) | kChunkInUse;
+  touch(segment_of(c), c);
+  return c;
+}
+
+void *LargeHeap::alloc(std::size_t n) noexcept {
+  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
+  if (s < kMinChunk) s = kMinChunk;
+  if (n > region_capacity()) return nullptr;
+  Chunk *c = find(s);
+  if (!c) {
+    if (!add_region()) return nullptr;
+    c = find(s);
+  }
+  c = take(c, s);
+  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader));
+  counters_->large_live_objects.add(1);
+  return chunk_payload(c);
+}
+
+// Give the tail of in-use chunk c beyond `keep` bytes back (coalescing it).
+void LargeHeap::release_tail(Chunk *c, std::size_t keep) noexcept {
+  const std::size_t cs = chunk_size(c);
+  if (cs - keep < kMinChunk) return;
+  auto *t = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) + keep);
+  t->prev_size = keep;
+  t->head = (cs - keep) | kChunkInUse;
+  next_chunk(t)->prev_size = cs - keep;
+  c->head = keep | kChunkInUse;
+  free(chunk_payload(t), -1);
+}
+
+void *LargeHeap::alloc_aligned(std::size_t n, std::size_t align) noexcept {
+  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
+  if (s < kMinChunk) s = kMinChunk;
+  const std::size_t total = s + align + kMinChunk;
+  if (total - kChunkHeader > region_capacity()) return nullptr;
+  Chunk *c = find(total);
+  if (!c) {
+    if (!add_region()) return nullptr;
+    c = find(total);
+  }
+  c = take(c, total);
+  auto p = reinterpret_cast<std::uintptr_t>(chunk_payload(c));
+  if (p & (align - 1)) {
+    // Move forward to an aligned payload, leaving a free chunk in front.
+    std::uintptr_t q = (p + kMinChunk + align - 1) & ~(align - 1);
+    const std::size_t front = q - p;
+    auto *nc = chunk_of_payload(reinterpret_cast<void *>(q));
+    const std::size_t ns = chunk_size(c) - front;
+    nc->prev_size = front;
+    nc->head = ns | kChunkInUse;
+    next_chunk(nc)->prev_size = ns;
+    c->head = front;          // free; its predecessor is in use (no two free neighbours)
+    c->disc_pages = 0;
+    insert(c);
+    c = nc;
+  }
+  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader));
+  counters_->large_live_objects.add(1);
+  release_tail(c, s);
+  return chunk_payload(c);
+}
+
+bool LargeHeap::resize(void *p, std::size_t n) noexcept {
+  Chunk *c = chunk_of_payload(p);
+  const std::size_t cs = chunk_size(c);
+  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
+  if (s < kMinChunk) s = kMinChunk;
+  if (s > cs) {
+    Chunk *nx = next_chunk(c);
+    if (nx->head & kChunkInUse) return false;
+    const std::size_t total = cs + chunk_size(nx);
+    if (total < s) return false;
+    remove(nx);
+    counters_->pages_in_use.add(static_cast<std::int64_t>(nx->disc_pages));
+    c->head = total | kChunkInUse;
+    next_chunk(c)->prev_size = total;
+    touch(segment_of(c), c);
+  }
+  release_tail(c, s);
+  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c)) - static_cast<std::int64_t>(cs));
+  return true;
+}
+
+std::size_t LargeHeap::discard_range(Segment *seg, char *from, char *to) noexcept {
+  if (to > seg->touched_end) to = seg->touched_end;
+  const std::uintptr_t a = up(reinterpret_cast<std::uintptr_t>(from));
+  const std::uintptr_t b = down(reinterpret_cast<std::uintptr_t>(to));
+  if (b <= a) return 0;
+  os::discard(reinterpret_cast<void *>(a), b - a);
+  counters_->discard_calls.add(1);
+  return pages_in(b - a);
+}
+
+// policy -1: internal (splitting), no discard, no live accounting.
+std::size_t LargeHeap::free(void *p, int policy) noexcept {
+  Chunk *c = chunk_of_payload(p);
+  VAM_CHECK(c->head & kChunkInUse);  // double free?
+  Segment *seg = segment_of(c);
+  std::size_t s = chunk_size(c);
+  if (policy >= 0) {
+    counters_->large_live_bytes.add(-static_cast<std::int64_t>(s - kChunkHeader));
+    counters_->large_live_objects.add(-1);
+  }
+  char *orig_start = reinterpret_cast<char *>(c);
+  char *orig_end = orig_start + s;
+  std::size_t flags = 0;
+  std::size_t disc = 0;
+  Chunk *nx = next_chunk(c);
+  if (!(nx->head & kChunkInUse)) {
+    remove(nx);
+    s += chunk_size(nx);
+    disc += nx->disc_pages;
+    flags |= nx->head & kChunkDirty;
+  }
+  if (c->prev_size != 0) {
+    auto *pv = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) - c->prev_size);
+    if (!(pv->head & kChunkInUse)) {
+      remove(pv);
+      s += chunk_size(pv);
+      disc += pv->disc_pages;
+      flags |= pv->head & kChunkDirty;
+      c = pv;
+    }
+  }
+  c->head = s | flags;
+  c->disc_pages = disc;
+  next_chunk(c)->prev_size = s;
+
+  // A region that is wholly free again goes back to the OS, keeping one.
+  if (s == kRegionChunkBytes && nregions_ > 1) {
+    if (seg->prev) seg->prev->next = seg->next;
+    else regions_ = seg->next;
+    if (seg->next) seg->next->prev = seg->prev;
+    --nregions_;
+    const std::size_t touched =
+        pages_in(up(reinterpret_cast<std::uintptr_t>(seg->touched_end)) -
+                 reinterpret_cast<std::uintptr_t>(seg)) + 1;
+    counters_->pages_in_use.add(-static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
+    counters_->segments.add(-1);
+    os::unmap(seg, kSegmentBytes);
+    return 0;
+  }
+
+  std::size_t newly_dirty = 0;
+  char *interior = reinterpret_cast<char *>(c) + kMinChunk;
+  char *from = orig_start > interior ? orig_start : interior;
+  if (policy == int(DiscardPolicy::eager)) {
+    // Paper §3.6: discard the pages wholly inside the freed object.
+    const std::size_t n = discard_range(seg, from, orig_end);
+    if (n) {
+      counters_->pages_in_use.add(-static_cast<std::int64_t>(n));
+      counters_->pages_discarded.add(static_cast<std::int64_t>(n));
+      c->disc_pages += n;
+    }
+  } else if (policy == int(DiscardPolicy::delayed)) {
+    const auto a = up(reinterpret_cast<std::uintptr_t>(from));
+    const auto b = down(reinterpret_cast<std::uintptr_t>(orig_end));
+    if (b > a) {
+      newly_dirty = pages_in(b - a);
+      c->head |= kChunkDirty;
+    }
+  }
+  const std::size_t cap = pages_in(s);
+  if (c->disc_pages > cap) c->disc_pages = cap;
+  insert(c);
+  return newly_dirty;
+}
+
+void LargeHeap::sweep() noexcept {
+  for (unsigned w = 0; w < kLargeBitmapWords; ++w) {
+    std::uint64_t bits = bitmap_[w];
+    while (bits) {
+      const unsigned b = (w << 6) + static_cast<unsigned>(__builtin_ctzll(bits));
+      bits &= bits - 1;
+      for (Chunk *c = bins_[b]; c; c = c->next) {
+        if (!(c->head & kChunkDirty)) continue;
+        c->head &= ~kChunkDirty;
+        char *from = reinterpret_cast<char *>(c) + kMinChunk;
+        const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
+        const std::size_t fresh = n > c->disc_pages ? n - c->disc_pages : 0;
+        counters_->pages_in_use.add(-static_cast<std::int64_t>(fresh));
+        counters_->pages_discarded.add(static_cast<std::int64_t>(fresh));
+        if (n > c->disc_pages) c->disc_pages = n;
+      }
+    }
+  }
+}
+
+}  // namespace alloclab::vam

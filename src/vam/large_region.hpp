@@ -1,0 +1,96 @@
+// large_region.hpp — large objects (1 KiB .. VAM_LARGE_MAX) in shared regions
+// (paper §3.1 "Large Objects").
+//
+// Objects of every large size share 4 MiB regions, carry a 16-byte boundary
+// tag, and are coalesced with free neighbours immediately on free, which
+// keeps external fragmentation low even with thousands of size classes.
+// Free chunks sit in fine-grained segregated lists: exact lists 16 bytes
+// apart below 32 KiB (so a hit needs no search inside the list), then eight
+// lists per power of two. The paper scans its free-list table linearly and
+// names a hierarchical index as the fix for long scans; we keep a bitmap of
+// non-empty lists, so finding the first fitting list is a few word scans.
+//
+// A region belongs to one heap; only its owner touches it (remote frees go
+// through the heap's remote list first).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vam/counters.hpp"
+#include "vam/segment.hpp"
+
+namespace alloclab::vam {
+
+struct Chunk {
+  std::size_t prev_size;  // size of the chunk just before (0 for the first)
+  std::size_t head;       // size | flags
+  // Only while free:
+  Chunk *next;
+  Chunk *prev;
+  std::size_t disc_pages;  // pages inside this free chunk already discarded
+};
+
+inline constexpr std::size_t kChunkHeader = 16;
+inline constexpr std::size_t kMinChunk = 48;          // header + next/prev/disc_pages
+inline constexpr std::size_t kChunkInUse = 1;
+inline constexpr std::size_t kChunkDirty = 2;         // freed, pages not yet discarded
+inline constexpr std::size_t kChunkFlags = 15;
+inline constexpr std::size_t kRegionFirstChunk = 256; // after the Segment header
+inline constexpr unsigned kExactLargeBins = 2048;     // chunk sizes < 32 KiB
+inline constexpr unsigned kLargeBins = kExactLargeBins + 8 * 8;
+inline constexpr unsigned kLargeBitmapWords = kLargeBins / 64;
+
+inline std::size_t chunk_size(const Chunk *c) noexcept { return c->head & ~kChunkFlags; }
+inline Chunk *chunk_of_payload(const void *p) noexcept {
+  return reinterpret_cast<Chunk *>(reinterpret_cast<std::uintptr_t>(p) - kChunkHeader);
+}
+inline void *chunk_payload(Chunk *c) noexcept { return reinterpret_cast<char *>(c) + kChunkHeader; }
+
+struct Heap;
+
+class LargeHeap {
+ public:
+  void init(Heap *owner, HeapCounters *counters) noexcept {
+    owner_ = owner;
+    counters_ = counters;
+  }
+  // Payload of at least n bytes, 16-byte aligned, or nullptr (out of memory).
+  void *alloc(std::size_t n) noexcept;
+  // Payload of at least n bytes aligned to `align` (a power of two > 16).
+  void *alloc_aligned(std::size_t n, std::size_t align) noexcept;
+  // Free a payload from a region this heap owns. Returns pages newly dirty.
+  std::size_t free(void *p, int discard_policy) noexcept;
+  // Grow (into a free successor) or shrink the object at p in place to hold
+  // n bytes. False if it cannot; the object is then unchanged.
+  bool resize(void *p, std::size_t n) noexcept;
+  // Discard the pages of every free chunk still marked dirty.
+  void sweep() noexcept;
+  // Largest request a region can take.
+  static constexpr std::size_t region_capacity() noexcept {
+    return kSegmentBytes - kRegionFirstChunk - 2 * kChunkHeader - kMinChunk;
+  }
+  static std::size_t usable(const void *p) noexcept {
+    return chunk_size(chunk_of_payload(p)) - kChunkHeader;
+  }
+
+ private:
+  static unsigned bin_of(std::size_t s) noexcept;
+  void insert(Chunk *c) noexcept;
+  void remove(Chunk *c) noexcept;
+  Chunk *find(std::size_t s) noexcept;
+  bool add_region() noexcept;
+  Chunk *take(Chunk *c, std::size_t s) noexcept;
+  void release_tail(Chunk *c, std::size_t keep) noexcept;
+  void touch(Segment *seg, Chunk *c) noexcept;
+  std::size_t discard_range(Segment *seg, char *from, char *to) noexcept;
+
+  Heap *owner_ = nullptr;
+  HeapCounters *counters_ = nullptr;
+  Segment *regions_ = nullptr;
+  std::size_t nregions_ = 0;
+  std::uint64_t bitmap_[kLargeBitmapWords] = {};
+  Chunk *bins_[kLargeBins] = {};
+};
+
+}  // namespace alloclab::vam

@@ -1,0 +1,49 @@
+// options.hpp — every VAM_* environment option, with its default, in one table.
+//
+// Options are read once, at the allocator's first use, straight from
+// `environ` (no getenv, no allocation), so they work even when the first
+// malloc comes from the dynamic loader. docs/vam.md mirrors this table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alloclab::vam {
+
+enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
+
+//        name                    field            default   meaning
+#define VAM_OPTIONS(X)                                                                         \
+  /* When empty pages go back to the OS: off | eager (as soon as a page block or   */         \
+  /* the interior of a freed large object is empty, paper §3.6) | delayed (once a  */         \
+  /* heap holds VAM_DISCARD_THRESHOLD empty pages or the oldest has waited         */         \
+  /* VAM_DISCARD_DELAY_MS).                                                          */       \
+  X("VAM_DISCARD",           discard,           2 /*delayed*/, "off | eager | delayed")       \
+  /* delayed: discard when a heap's empty, not yet discarded pages reach this.     */         \
+  X("VAM_DISCARD_THRESHOLD", discard_threshold, 256,        "pages (4 KiB) per heap")         \
+  /* delayed: discard when the oldest empty page has waited this long (checked     */         \
+  /* whenever a block empties or a large object is freed).                         */         \
+  X("VAM_DISCARD_DELAY_MS",  discard_delay_ms,  100,        "milliseconds")                   \
+  /* Largest object kept in the shared coalescing regions; bigger ones are mapped  */         \
+  /* on their own. Clamped to [1024, 1 MiB].                                       */         \
+  X("VAM_LARGE_MAX",         large_max,         256 * 1024, "bytes")                          \
+  /* Freed huge mappings kept (resident) for reuse, in bytes; 0 disables. Only  */         \
+  /* mappings up to half of this are kept.                                         */         \
+  X("VAM_HUGE_CACHE",        huge_cache,        8 << 20,    "bytes")                          \
+  /* Print vam_stats() to stderr at exit.                                          */         \
+  X("VAM_STATS",             stats,             0,          "0 | 1")
+
+struct Options {
+#define VAM_OPTION_FIELD(name, field, def, unit) std::int64_t field = def;
+  VAM_OPTIONS(VAM_OPTION_FIELD)
+#undef VAM_OPTION_FIELD
+};
+
+// The options in force (defaults until read_options() ran).
+Options &options() noexcept;
+
+// Parse the environment. Safe to call before libc is fully up; never allocates.
+// Returns false if the environment was not set up yet (defaults stay).
+bool read_options() noexcept;
+
+}  // namespace alloclab::vam

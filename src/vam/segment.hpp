@@ -1,0 +1,100 @@
+// segment.hpp — 4 MiB aligned areas and the page blocks inside them.
+//
+// Paper §3.3 splits a 32-bit address space into 16 MB areas and keeps a
+// 256-byte table saying which hold headerless objects. On 64 bits such a
+// table would not fit, so we invert it: every area libvam maps is aligned to
+// its own size (kSegmentBytes), and its header sits at its start. Any object
+// pointer p finds its header as p & ~(kSegmentBytes-1) — for all 2^64
+// addresses, with no table at all. Huge objects get a segment of their own,
+// with the object inside the first kSegmentBytes so the mask still works.
+//
+// Small and medium segments are cut into equal page blocks (BIBOP, §3.2);
+// each page block holds objects of one size class and is described by a
+// Block record in the segment header, so objects carry no header (§3.3).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "vam/size_classes.hpp"
+
+namespace alloclab::vam {
+
+inline constexpr std::size_t kSegmentShift = 22;
+inline constexpr std::size_t kSegmentBytes = std::size_t{1} << kSegmentShift;  // 4 MiB
+inline constexpr std::uint64_t kSegmentMagic = 0x5641'4d53'4547'0001ull;
+
+enum class SegKind : std::uint32_t {
+  small = 0,   // one-page blocks, classes 8..256
+  medium = 1,  // four-page blocks, classes 272..1024
+  large = 2,   // one shared coalescing region (large_region.hpp)
+  huge = 3,    // one object mapped on its own
+};
+
+struct Heap;
+
+struct FreeObj {
+  FreeObj *next;
+};
+
+// Life of a page block: fresh (never used) -> in_list (has room, in its
+// class's available list) <-> full (off every list) -> empty (in the heap's
+// empty list, reusable for any class of the same block size).
+enum class BlockState : std::uint8_t { fresh = 0, in_list, full, empty };
+
+struct Block {
+  Block *next;          // available list of its class, or empty list
+  Block *prev;
+  FreeObj *free;        // objects freed into this block (reap: reuse after bump)
+  char *bump;           // next never-used object
+  char *end;            // start + capacity * size
+  char *start;
+  std::uint32_t size;   // object size
+  std::uint16_t cls;
+  std::uint16_t used;   // live objects
+  std::uint16_t capacity;
+  BlockState state;
+  std::uint8_t discarded;  // pages given back; contents read as zero
+};
+static_assert(sizeof(Block) == 64);
+
+inline constexpr std::size_t kMaxBlocksPerSegment = kSegmentBytes / kSmallBlockBytes;  // 1024
+inline constexpr std::size_t kBlockTableOffset = 256;
+inline constexpr std::size_t kSegmentHeaderBytes = 80 * 1024;  // 256 + 1024*64, rounded to 16 KiB
+static_assert(kBlockTableOffset + kMaxBlocksPerSegment * sizeof(Block) <= kSegmentHeaderBytes);
+static_assert(kSegmentHeaderBytes % kMediumBlockBytes == 0);
+
+struct Segment {
+  std::uint64_t magic;
+  SegKind kind;
+  std::uint32_t block_shift;   // small: 12, medium: 14
+  Heap *owner;                 // never changes; heaps pass between threads whole
+  Segment *next;               // owner's list of segments of this kind
+  Segment *prev;
+  std::size_t map_bytes;       // bytes mapped (huge: the whole mapping)
+  std::size_t usable;          // huge: usable bytes of the object
+  std::uint32_t next_block;    // small/medium: first never-carved block
+  std::uint32_t nblocks;
+  char *touched_end;           // large: end of the part ever handed out (for pages in use)
+  std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
+
+  Block *blocks() noexcept {
+    return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);
+  }
+  char *block_start(std::size_t i) noexcept {
+    return reinterpret_cast<char *>(this) + (i << block_shift);
+  }
+};
+static_assert(sizeof(Segment) <= kBlockTableOffset);
+
+inline Segment *segment_of(const void *p) noexcept {
+  return reinterpret_cast<Segment *>(reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1));
+}
+
+inline Block *block_of(Segment *s, const void *p) noexcept {
+  const std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> s->block_shift;
+  return s->blocks() + i;
+}
+
+}  // namespace alloclab::vam

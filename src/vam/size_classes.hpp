@@ -1,0 +1,46 @@
+// size_classes.hpp — Vam's fine-grained, exact-fit size classes (paper §3.1),
+// adapted to x86-64: every object >= 16 bytes must be 16-byte aligned, so the
+// classes are 16 bytes apart instead of 8 (8-byte spacing would give 24, 40,
+// ... byte objects that break the ABI's alignment promise). Requests of 1..8
+// bytes get their own 8-byte class, which needs only 8-byte alignment.
+//
+//   class 0: 8 bytes; class k (1..64): 16*k bytes  -> 8, 16, 32, 48, ..., 1024
+//
+// Classes up to 256 bytes live in one-page blocks ("small" in the paper),
+// larger ones in four-page blocks ("medium"), which wastes less at the end
+// of a block (paper §3.1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace alloclab::vam {
+
+inline constexpr std::size_t kPage = 4096;            // x86-64 Linux base page
+inline constexpr unsigned kNumClasses = 65;
+inline constexpr std::size_t kSmallMax = 1024;        // largest page-block object
+inline constexpr std::size_t kSmallBlockBytes = kPage;       // classes <= 256
+inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 272..1024
+inline constexpr std::size_t kMediumMin = 257;
+
+// Class index for a request of `n` bytes (n <= kSmallMax). 0 bytes -> class 0.
+constexpr unsigned size_class(std::size_t n) noexcept {
+  return n <= 8 ? 0u : static_cast<unsigned>((n + 15) >> 4);
+}
+
+// Object size of class c.
+constexpr std::size_t class_size(unsigned c) noexcept {
+  return c == 0 ? 8 : std::size_t{c} << 4;
+}
+
+constexpr bool class_is_medium(unsigned c) noexcept { return class_size(c) >= kMediumMin; }
+
+constexpr std::size_t class_block_bytes(unsigned c) noexcept {
+  return class_is_medium(c) ? kMediumBlockBytes : kSmallBlockBytes;
+}
+
+static_assert(size_class(0) == 0 && size_class(8) == 0 && size_class(9) == 1);
+static_assert(size_class(16) == 1 && size_class(17) == 2 && size_class(1024) == 64);
+static_assert(class_size(kNumClasses - 1) == kSmallMax);
+
+}  // namespace alloclab::vam

@@ -1,0 +1,496 @@
+// vam.cpp — the allocator as a whole: thread heaps, start-up, fork safety,
+// the entry points with their C contracts, and statistics.
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "alloclab/vam.h"
+#include "layers/os.hpp"
+#include "vam/api.hpp"
+#include "vam/check.hpp"
+#include "vam/heap.hpp"
+#include "vam/huge.hpp"
+#include "vam/options.hpp"
+
+namespace alloclab::vam {
+
+namespace {
+
+// ---- global state: one small lock guards the heap lists only ------------
+
+class SpinLock {
+ public:
+  void lock() noexcept {
+    while (flag_.exchange(true, std::memory_order_acquire)) {
+      while (flag_.load(std::memory_order_relaxed)) sched_yield();
+    }
+  }
+  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
+  void reset() noexcept { flag_.store(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+struct Global {
+  SpinLock lock;
+  Heap *all = nullptr;         // every heap, newest first (append-only)
+  std::atomic<Heap *> abandoned{nullptr};  // heaps of exited threads (written under the lock)
+  std::size_t heaps = 0;
+  std::size_t abandoned_count = 0;
+  std::atomic<int> ready{0};   // options read
+  bool env_seen = false;       // the environment existed when they were read
+  std::atomic<int> hooks{0};   // 0: none, 1: being installed, 2: installed
+  pthread_key_t key{};
+};
+
+Global g;  // constant-initialised: usable before any constructor runs
+
+// The calling thread's heap. A POD pointer in initial-exec TLS: reading it
+// never allocates and never calls __tls_get_addr.
+__thread Heap *t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+
+void fork_prepare() noexcept {
+  g.lock.lock();
+  huge_fork_prepare();
+}
+void fork_parent() noexcept {
+  huge_fork_parent();
+  g.lock.unlock();
+}
+void fork_child() noexcept {
+  // Only the forking thread lives on; it held no heap lock (heaps have
+  // none), and the global lock is ours since prepare.
+  huge_fork_child();
+  g.lock.reset();
+}
+
+void thread_done(void *arg) noexcept {
+  Heap *h = static_cast<Heap *>(arg);
+  if (t_heap != h) return;
+  t_heap = nullptr;
+  heap_abandon(h);
+  g.lock.lock();
+  h->abandoned_next = g.abandoned.load(std::memory_order_relaxed);
+  g.abandoned.store(h, std::memory_order_relaxed);
+  ++g.abandoned_count;
+  g.lock.unlock();
+}
+
+void init_options() noexcept {
+  if (g.ready.load(std::memory_order_acquire)) return;
+  g.lock.lock();
+  if (!g.ready.load(std::memory_order_relaxed)) {
+    g.env_seen = read_options();
+    g.ready.store(1, std::memory_order_release);
+  }
+  g.lock.unlock();
+}
+
+// Thread-exit key and fork handlers. pthread_atfork may itself call malloc,
+// so this runs after the options are ready, outside the lock, exactly once.
+void install_hooks() noexcept {
+  int expected = 0;
+  if (!g.hooks.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  pthread_key_create(&g.key, thread_done);
+  g.hooks.store(2, std::memory_order_release);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+}  // namespace
+
+// Objects freed into the heaps of exited threads wait on those heaps' remote
+// lists until a new thread adopts them. Before mapping fresh memory, and
+// before reporting statistics, apply those frees: holding the global lock
+// makes us the heaps' only user (adoption needs the lock too). Emptied
+// blocks and large chunks are then discarded per VAM_DISCARD.
+void reclaim_abandoned() noexcept {
+  if (g.abandoned.load(std::memory_order_relaxed) == nullptr) return;
+  g.lock.lock();
+  for (Heap *h = g.abandoned.load(std::memory_order_relaxed); h; h = h->abandoned_next) {
+    if (h->remote.load(std::memory_order_relaxed) == nullptr) continue;
+    drain_remote(h);
+    if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+  }
+  g.lock.unlock();
+}
+
+namespace {
+
+[[gnu::noinline]] Heap *thread_heap_slow() noexcept {
+  init_options();
+  g.lock.lock();
+  Heap *h = g.abandoned.load(std::memory_order_relaxed);
+  if (h) {
+    g.abandoned.store(h->abandoned_next, std::memory_order_relaxed);
+    h->abandoned_next = nullptr;
+    --g.abandoned_count;
+  }
+  g.lock.unlock();
+  if (!h) {
+    h = heap_create();
+    if (!h) return nullptr;
+    g.lock.lock();
+    h->all_next = g.all;
+    g.all = h;
+    ++g.heaps;
+    g.lock.unlock();
+  }
+  t_heap = h;
+  drain_remote(h);
+  install_hooks();
+  if (g.hooks.load(std::memory_order_acquire) == 2) pthread_setspecific(g.key, h);
+  return h;
+}
+
+inline Heap *thread_heap() noexcept {
+  Heap *h = t_heap;
+  return VAM_LIKELY(h != nullptr) ? h : thread_heap_slow();
+}
+
+inline void *fail_nomem() noexcept {
+  errno = ENOMEM;
+  return nullptr;
+}
+
+inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
+
+[[gnu::noinline]] void *malloc_slow(std::size_t n, std::size_t align) noexcept {
+  Heap *h = thread_heap();
+  if (!h) return fail_nomem();
+  void *p;
+  if (n <= kSmallMax && align == 0) {
+    p = small_alloc(h, size_class(n));
+  } else if (n + align <= static_cast<std::size_t>(options().large_max) &&
+             n + align <= LargeHeap::region_capacity()) {
+    p = large_alloc(h, n, align);
+  } else {
+    p = huge_alloc(n, align);
+  }
+  return p ? p : fail_nomem();
+}
+
+// Aligned allocation for a power-of-two alignment.
+void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
+  if (align <= 8) return malloc_impl(n);
+  if (align == 16) return malloc_impl(n <= 8 ? 16 : n);  // the 8-byte class is only 8-aligned
+  if (align > kMaxAlignment) return fail_nomem();
+  if (n > PTRDIFF_MAX) return fail_nomem();
+  // A page-block class whose size is a multiple of `align`: every object of
+  // it is aligned, since blocks start on page boundaries.
+  const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
+  if (rounded <= kSmallMax) {
+    Heap *h = thread_heap();
+    if (!h) return fail_nomem();
+    void *p = small_alloc(h, size_class(rounded));
+    return p ? p : fail_nomem();
+  }
+  return malloc_slow(n == 0 ? 1 : n, align);
+}
+
+}  // namespace
+
+// ---- entry points --------------------------------------------------------
+
+void check_failed(const char *what, const char *file, int line) noexcept {
+  char buf[512];
+  std::size_t n = 0;
+  auto put = [&](const char *t) {
+    while (*t && n < sizeof buf - 1) buf[n++] = *t++;
+  };
+  char num[16];
+  int k = 0;
+  do { num[k++] = char('0' + line % 10); line /= 10; } while (line && k < 15);
+  put("vam: internal check failed: ");
+  put(what);
+  put(" at ");
+  put(file);
+  put(":");
+  while (k && n < sizeof buf - 1) buf[n++] = num[--k];
+  put("\n");
+  (void)!::write(2, buf, n);
+  abort();
+}
+
+void *malloc_impl(std::size_t n) noexcept {
+  Heap *h = t_heap;
+  if (VAM_LIKELY(h != nullptr && n <= kSmallMax)) return small_alloc(h, size_class(n));
+  if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
+  return malloc_slow(n, 0);
+}
+
+void free_impl(void *p) noexcept {
+  if (VAM_UNLIKELY(p == nullptr)) return;
+  Segment *s = segment_of(p);
+  VAM_CHECK(s->magic == kSegmentMagic);  // a pointer libvam never handed out
+  Heap *h = t_heap;
+  if (VAM_LIKELY(s->kind <= SegKind::medium)) {
+    if (VAM_LIKELY(s->owner == h)) small_free_local(h, s, p);
+    else remote_free(s->owner, p);
+  } else if (s->kind == SegKind::large) {
+    if (s->owner == h) large_free_local(h, p);
+    else remote_free(s->owner, p);
+  } else {
+    huge_free(s);
+  }
+}
+
+void *calloc_impl(std::size_t n, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) return fail_nomem();
+  void *p = malloc_impl(total);
+  if (p) {
+    Segment *s = segment_of(p);
+    if (s->kind != SegKind::huge || !s->zeroed) memset(p, 0, total);  // fresh mappings are zero
+  }
+  return p;
+}
+
+std::size_t usable_size_impl(const void *p) noexcept {
+  if (!p) return 0;
+  Segment *s = segment_of(p);
+  switch (s->kind) {
+    case SegKind::small:
+    case SegKind::medium: return block_of(s, p)->size;
+    case SegKind::large: return LargeHeap::usable(p);
+    default: return huge_usable(s, p);
+  }
+}
+
+void *realloc_impl(void *p, std::size_t n) noexcept {
+  if (!p) return malloc_impl(n);
+  if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
+    free_impl(p);
+    return nullptr;
+  }
+  const std::size_t have = usable_size_impl(p);
+  // Keep the block when the new size fits and does not waste over half of it.
+  if (n <= have && (n > have / 2 || have <= 16)) return p;
+  // A large object of this thread's heap grows into a free neighbour, or
+  // gives its tail back, in place.
+  Segment *s = segment_of(p);
+  if (s->kind == SegKind::large && s->owner == t_heap && n > kSmallMax &&
+      n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
+    return p;
+  void *q = malloc_impl(n);
+  if (!q) return nullptr;  // errno is ENOMEM; p stays valid
+  memcpy(q, p, n < have ? n : have);
+  free_impl(p);
+  return q;
+}
+
+void *reallocarray_impl(void *p, std::size_t n, std::size_t size) noexcept {
+  std::size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) return fail_nomem();
+  return realloc_impl(p, total);
+}
+
+void *memalign_impl(std::size_t alignment, std::size_t n) noexcept {
+  // glibc: a non-power-of-two alignment is rounded up to the next power.
+  if (!is_pow2(alignment)) {
+    if (alignment > (SIZE_MAX >> 1) + 1) return fail_nomem();
+    std::size_t a = 1;
+    while (a < alignment) a <<= 1;
+    alignment = a;
+  }
+  return alloc_aligned(alignment, n);
+}
+
+void *aligned_alloc_impl(std::size_t alignment, std::size_t n) noexcept {
+  // C17 (DR 460): any size; the alignment must be one we support — a power of two.
+  if (!is_pow2(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return alloc_aligned(alignment, n);
+}
+
+int posix_memalign_impl(void **out, std::size_t alignment, std::size_t n) noexcept {
+  if (!is_pow2(alignment) || alignment % sizeof(void *) != 0) return EINVAL;
+  const int saved = errno;
+  void *p = alloc_aligned(alignment, n);
+  errno = saved;
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+void *valloc_impl(std::size_t n) noexcept { return alloc_aligned(kPage, n); }
+
+void *pvalloc_impl(std::size_t n) noexcept {
+  std::size_t rounded = os::align_up(n == 0 ? 1 : n, kPage);
+  if (rounded == 0) return fail_nomem();
+  return alloc_aligned(kPage, rounded);
+}
+
+void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept {
+  return is_pow2(alignment) ? alloc_aligned(alignment, n) : nullptr;
+}
+
+// ---- statistics ----------------------------------------------------------
+
+namespace {
+
+std::size_t pos(std::int64_t v) noexcept { return v > 0 ? static_cast<std::size_t>(v) : 0; }
+
+void collect_stats(vam_stats_t *out) noexcept {
+  reclaim_abandoned();
+  memset(out, 0, sizeof *out);
+  std::int64_t class_live[kNumClasses] = {};
+  std::int64_t class_blocks[kNumClasses] = {};
+  std::int64_t large_bytes = 0, large_objs = 0, pages = 0, discarded = 0, calls = 0, segs = 0;
+  g.lock.lock();
+  for (Heap *h = g.all; h; h = h->all_next) {
+    const HeapCounters &c = h->counters;
+    for (unsigned k = 0; k < kNumClasses; ++k) {
+      class_live[k] += c.class_live[k].get();
+      class_blocks[k] += c.class_blocks[k].get();
+    }
+    large_bytes += c.large_live_bytes.get();
+    large_objs += c.large_live_objects.get();
+    pages += c.pages_in_use.get();
+    discarded += c.pages_discarded.get();
+    calls += c.discard_calls.get();
+    segs += c.segments.get();
+  }
+  out->heaps = g.heaps;
+  out->abandoned_heaps = g.abandoned_count;
+  g.lock.unlock();
+  const HugeCounters &hc = huge_counters();
+  for (unsigned k = 0; k < kNumClasses; ++k) {
+    out->class_size[k] = class_size(k);
+    out->class_live[k] = pos(class_live[k]);
+    out->class_blocks[k] = pos(class_blocks[k]);
+    out->small_live_bytes += out->class_live[k] * out->class_size[k];
+    out->live_objects += out->class_live[k];
+  }
+  out->large_live_bytes = pos(large_bytes);
+  out->huge_live_bytes = pos(hc.live_bytes.load(std::memory_order_relaxed));
+  out->live_objects += pos(large_objs) + pos(hc.live_objects.load(std::memory_order_relaxed));
+  out->live_bytes = out->small_live_bytes + out->large_live_bytes + out->huge_live_bytes;
+  out->pages_in_use = pos(pages) + pos(hc.pages.load(std::memory_order_relaxed)) +
+                      pos(hc.cached_pages.load(std::memory_order_relaxed));
+  out->pages_discarded = pos(discarded);
+  out->discard_calls = pos(calls);
+  out->segments = pos(segs);
+  const std::size_t live_pages = (out->live_bytes + kPage - 1) / kPage;
+  out->fragmentation = live_pages ? double(out->pages_in_use) / double(live_pages) : 0.0;
+}
+
+// A tiny writer: no stdio, no allocation.
+struct Out {
+  char buf[8192];
+  std::size_t n = 0;
+  void str(const char *s) noexcept {
+    while (*s && n < sizeof buf) buf[n++] = *s++;
+  }
+  void num(std::size_t v) noexcept {
+    char tmp[24];
+    int i = 0;
+    do { tmp[i++] = char('0' + v % 10); v /= 10; } while (v);
+    while (i && n < sizeof buf) buf[n++] = tmp[--i];
+  }
+  void kv(const char *k, std::size_t v) noexcept { str(k); num(v); str("\n"); }
+  void flush(int fd) noexcept {
+    std::size_t off = 0;
+    while (off < n) {
+      ssize_t w = ::write(fd, buf + off, n - off);
+      if (w <= 0) break;
+      off += static_cast<std::size_t>(w);
+    }
+    n = 0;
+  }
+};
+
+}  // namespace
+
+void print_stats(int fd) noexcept {
+  vam_stats_t s;
+  collect_stats(&s);
+  Out o;
+  o.str("vam: statistics\n");
+  o.kv("  live bytes        ", s.live_bytes);
+  o.kv("    small           ", s.small_live_bytes);
+  o.kv("    large           ", s.large_live_bytes);
+  o.kv("    huge            ", s.huge_live_bytes);
+  o.kv("  live objects      ", s.live_objects);
+  o.kv("  pages in use      ", s.pages_in_use);
+  o.kv("  pages discarded   ", s.pages_discarded);
+  o.kv("  discard calls     ", s.discard_calls);
+  o.kv("  segments          ", s.segments);
+  o.kv("  heaps             ", s.heaps);
+  o.kv("  abandoned heaps   ", s.abandoned_heaps);
+  const std::size_t f100 = static_cast<std::size_t>(s.fragmentation * 100.0 + 0.5);
+  o.str("  fragmentation     ");
+  o.num(f100 / 100);
+  o.str(".");
+  if (f100 % 100 < 10) o.str("0");
+  o.num(f100 % 100);
+  o.str("  (pages in use / live pages)\n  class  size  live  blocks\n");
+  for (unsigned k = 0; k < kNumClasses; ++k) {
+    if (!s.class_live[k] && !s.class_blocks[k]) continue;
+    o.str("  ");
+    o.num(k);
+    o.str("  ");
+    o.num(s.class_size[k]);
+    o.str("  ");
+    o.num(s.class_live[k]);
+    o.str("  ");
+    o.num(s.class_blocks[k]);
+    o.str("\n");
+  }
+  o.flush(fd);
+}
+
+namespace {
+
+[[gnu::constructor]] void vam_start() noexcept {
+  init_options();
+  // A malloc from the dynamic loader can come before the C library has set
+  // up `environ`; read the options again now that it has.
+  if (!g.env_seen) {
+    g.lock.lock();
+    g.env_seen = read_options();
+    g.lock.unlock();
+  }
+  install_hooks();
+}
+
+[[gnu::destructor]] void vam_finish() noexcept {
+  if (options().stats) print_stats(2);
+}
+
+}  // namespace
+
+}  // namespace alloclab::vam
+
+// ---- the prefixed C API (every build) -------------------------------------
+
+namespace v = alloclab::vam;
+
+extern "C" {
+void *vam_malloc(size_t n) { return v::malloc_impl(n); }
+void vam_free(void *p) { v::free_impl(p); }
+void *vam_calloc(size_t n, size_t size) { return v::calloc_impl(n, size); }
+void *vam_realloc(void *p, size_t n) { return v::realloc_impl(p, n); }
+void *vam_reallocarray(void *p, size_t n, size_t size) { return v::reallocarray_impl(p, n, size); }
+void *vam_memalign(size_t a, size_t n) { return v::memalign_impl(a, n); }
+void *vam_aligned_alloc(size_t a, size_t n) { return v::aligned_alloc_impl(a, n); }
+int vam_posix_memalign(void **out, size_t a, size_t n) { return v::posix_memalign_impl(out, a, n); }
+void *vam_valloc(size_t n) { return v::valloc_impl(n); }
+void *vam_pvalloc(size_t n) { return v::pvalloc_impl(n); }
+size_t vam_usable_size(const void *p) { return v::usable_size_impl(p); }
+void vam_free_sized(void *p, size_t) { v::free_impl(p); }
+void vam_free_aligned_sized(void *p, size_t, size_t) { v::free_impl(p); }
+void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
+void vam_print_stats(int fd) { v::print_stats(fd); }
+void vam_collect(void) {
+  if (v::Heap *h = v::t_heap) v::heap_collect(h);
+}
+}

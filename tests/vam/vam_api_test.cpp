@@ -1,0 +1,546 @@
+// Conformance and behaviour of libvam through its prefixed API (vam_malloc,
+// ...). These run in every build, including ASan+UBSan.
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "alloclab/vam.h"
+
+namespace {
+
+bool aligned(const void *p, size_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
+
+void fill(void *p, size_t n, unsigned char seed) {
+  auto *b = static_cast<unsigned char *>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(seed + i * 7);
+}
+bool check(const void *p, size_t n, unsigned char seed) {
+  auto *b = static_cast<const unsigned char *>(p);
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] != static_cast<unsigned char>(seed + i * 7)) return false;
+  return true;
+}
+
+vam_stats_t stats() {
+  vam_stats_t s;
+  vam_stats(&s);
+  return s;
+}
+
+// ---- malloc / free -------------------------------------------------------
+
+TEST(VamMalloc, ZeroBytesGivesUniqueFreeablePointers) {
+  void *a = vam_malloc(0);
+  void *b = vam_malloc(0);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NE(a, b);
+  vam_free(a);
+  vam_free(b);
+}
+
+TEST(VamMalloc, FreeOfNullDoesNothing) { vam_free(nullptr); }
+
+TEST(VamMalloc, EverySizeUpTo4KiBIsAlignedUsableAndHoldsData) {
+  std::vector<std::pair<void *, size_t>> v;
+  for (size_t n = 1; n <= 4096; n += (n < 256 ? 1 : 7)) {
+    void *p = vam_malloc(n);
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_TRUE(aligned(p, n >= 16 ? 16 : 8)) << n;
+    EXPECT_GE(vam_usable_size(p), n);
+    fill(p, n, static_cast<unsigned char>(n));
+    v.emplace_back(p, n);
+  }
+  for (auto &[p, n] : v) {
+    EXPECT_TRUE(check(p, n, static_cast<unsigned char>(n))) << n;
+    vam_free(p);
+  }
+}
+
+TEST(VamMalloc, SmallSizesGetExactFitClasses16BytesApart) {
+  for (size_t n = 17; n <= 1024; ++n) {
+    void *p = vam_malloc(n);
+    EXPECT_EQ(vam_usable_size(p), (n + 15) / 16 * 16) << n;
+    vam_free(p);
+  }
+  void *p = vam_malloc(5);
+  EXPECT_EQ(vam_usable_size(p), 8u);
+  vam_free(p);
+}
+
+TEST(VamMalloc, HugeRequestFailsWithEnomem) {
+  errno = 0;
+  EXPECT_EQ(vam_malloc(SIZE_MAX), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(vam_malloc(SIZE_MAX / 2 + 1), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  errno = 0;
+  EXPECT_EQ(vam_malloc((size_t{1} << 47)), nullptr);  // 128 TiB: the kernel says no
+  EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(VamMalloc, LargeAndHugeObjectsHoldData) {
+  for (size_t n : {size_t{1025}, size_t{4000}, size_t{32768}, size_t{100000}, size_t{262144},
+                   size_t{262145}, size_t{1} << 20, size_t{5} << 20}) {
+    void *p = vam_malloc(n);
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_TRUE(aligned(p, 16));
+    EXPECT_GE(vam_usable_size(p), n);
+    fill(p, n, 3);
+    EXPECT_TRUE(check(p, n, 3));
+    vam_free(p);
+  }
+}
+
+// ---- calloc / reallocarray overflow --------------------------------------
+
+TEST(VamCalloc, ReturnsZeroedMemoryEvenWhenReused) {
+  for (size_t n : {size_t{24}, size_t{1000}, size_t{5000}, size_t{300000}}) {
+    void *dirty = vam_malloc(n);
+    memset(dirty, 0xAB, n);
+    vam_free(dirty);
+    auto *p = static_cast<unsigned char *>(vam_calloc(1, n));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(std::all_of(p, p + n, [](unsigned char c) { return c == 0; })) << n;
+    vam_free(p);
+  }
+}
+
+TEST(VamCalloc, MultiplicationOverflowFailsWithEnomem) {
+  errno = 0;
+  EXPECT_EQ(vam_calloc(SIZE_MAX / 2, 3), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(VamReallocarray, MultiplicationOverflowFailsAndKeepsOldBlock) {
+  auto *p = static_cast<char *>(vam_malloc(10));
+  strcpy(p, "keepme");
+  errno = 0;
+  EXPECT_EQ(vam_reallocarray(p, SIZE_MAX / 4, 8), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_STREQ(p, "keepme");
+  p = static_cast<char *>(vam_reallocarray(p, 100, 10));
+  ASSERT_NE(p, nullptr);
+  EXPECT_STREQ(p, "keepme");
+  vam_free(p);
+}
+
+// ---- realloc -------------------------------------------------------------
+
+TEST(VamRealloc, NullPointerActsAsMalloc) {
+  void *p = vam_realloc(nullptr, 40);
+  ASSERT_NE(p, nullptr);
+  vam_free(p);
+}
+
+TEST(VamRealloc, GrowingAndShrinkingAcrossAllTiersKeepsContents) {
+  size_t sizes[] = {1, 8, 24, 500, 1024, 1025, 3000, 40000, 262144, 300000, 3 << 20, 2000, 10};
+  size_t have = 1;
+  auto *p = static_cast<unsigned char *>(vam_malloc(have));
+  fill(p, have, 9);
+  for (size_t n : sizes) {
+    p = static_cast<unsigned char *>(vam_realloc(p, n));
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(check(p, std::min(have, n), 9)) << have << " -> " << n;
+    fill(p, n, 9);
+    have = n;
+  }
+  vam_free(p);
+}
+
+TEST(VamRealloc, FailureReturnsNullSetsEnomemAndKeepsOldBlock) {
+  auto *p = static_cast<char *>(vam_malloc(100));
+  strcpy(p, "still here");
+  errno = 0;
+  EXPECT_EQ(vam_realloc(p, SIZE_MAX - 4096), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_STREQ(p, "still here");
+  vam_free(p);
+}
+
+TEST(VamRealloc, ToZeroFreesAndReturnsNullLikeGlibc) {
+  void *p = vam_malloc(64);
+  EXPECT_EQ(vam_realloc(p, 0), nullptr);
+}
+
+// ---- aligned allocation --------------------------------------------------
+
+TEST(VamPosixMemalign, RejectsAlignment3WithEinvalAndLeavesPointerUntouched) {
+  void *p = reinterpret_cast<void *>(0x1234);
+  EXPECT_EQ(vam_posix_memalign(&p, 3, 16), EINVAL);
+  EXPECT_EQ(p, reinterpret_cast<void *>(0x1234));
+}
+
+TEST(VamPosixMemalign, RejectsAlignmentBelowPointerSizeAndZero) {
+  void *p = nullptr;
+  EXPECT_EQ(vam_posix_memalign(&p, 4, 16), EINVAL);
+  EXPECT_EQ(vam_posix_memalign(&p, 0, 16), EINVAL);
+  EXPECT_EQ(vam_posix_memalign(&p, 24, 16), EINVAL);
+  EXPECT_EQ(p, nullptr);
+}
+
+TEST(VamPosixMemalign, ReturnsEnomemForImpossibleSizeAndLeavesPointerUntouched) {
+  void *p = reinterpret_cast<void *>(0x10);
+  EXPECT_EQ(vam_posix_memalign(&p, 64, SIZE_MAX - 100), ENOMEM);
+  EXPECT_EQ(p, reinterpret_cast<void *>(0x10));
+}
+
+TEST(VamPosixMemalign, HonoursEveryPowerOfTwoUpTo2MiBForManySizes) {
+  for (size_t a = sizeof(void *); a <= (size_t{2} << 20); a <<= 1) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{17}, size_t{1000}, size_t{5000}, size_t{300000}}) {
+      void *p = nullptr;
+      ASSERT_EQ(vam_posix_memalign(&p, a, n), 0) << a << " " << n;
+      EXPECT_TRUE(aligned(p, a)) << a << " " << n;
+      EXPECT_GE(vam_usable_size(p), n);
+      fill(p, n, 1);
+      EXPECT_TRUE(check(p, n, 1));
+      vam_free(p);
+    }
+  }
+}
+
+TEST(VamAlignedAlloc, RejectsNonPowerOfTwoWithEinval) {
+  errno = 0;
+  EXPECT_EQ(vam_aligned_alloc(48, 96), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  errno = 0;
+  EXPECT_EQ(vam_aligned_alloc(0, 96), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(VamAlignedAlloc, AcceptsSizeNotMultipleOfAlignmentPerC17) {
+  void *p = vam_aligned_alloc(64, 100);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(aligned(p, 64));
+  vam_free(p);
+}
+
+TEST(VamAlignedAlloc, AlignmentAbove2MiBFailsWithEnomem) {
+  errno = 0;
+  EXPECT_EQ(vam_aligned_alloc(size_t{8} << 20, 100), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+}
+
+TEST(VamMemalign, RoundsNonPowerOfTwoAlignmentUpLikeGlibc) {
+  void *p = vam_memalign(48, 10);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(aligned(p, 64));
+  vam_free(p);
+}
+
+TEST(VamValloc, ReturnsPageAlignedMemory) {
+  void *p = vam_valloc(100);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(aligned(p, 4096));
+  vam_free(p);
+}
+
+TEST(VamPvalloc, RoundsSizeUpToAWholePage) {
+  void *p = vam_pvalloc(100);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(aligned(p, 4096));
+  EXPECT_GE(vam_usable_size(p), 4096u);
+  fill(p, 4096, 2);
+  vam_free(p);
+  p = vam_pvalloc(0);
+  ASSERT_NE(p, nullptr);
+  EXPECT_GE(vam_usable_size(p), 4096u);
+  vam_free(p);
+}
+
+TEST(VamFreeSized, FreeSizedAndFreeAlignedSizedReleaseMemory) {
+  void *p = vam_malloc(100);
+  vam_free_sized(p, 100);
+  p = vam_aligned_alloc(256, 300);
+  vam_free_aligned_sized(p, 256, 300);
+}
+
+#ifndef NDEBUG
+TEST(VamDebugChecks, DoubleFreeOfASmallObjectAbortsInDebugBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void *keep = vam_malloc(100);  // keeps the block non-empty
+        void *p = vam_malloc(100);
+        vam_free(p);
+        vam_free(keep);
+        vam_free(p);
+      },
+      "internal check failed");
+}
+
+TEST(VamDebugChecks, DoubleFreeOfALargeObjectAbortsInDebugBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void *p = vam_malloc(5000);
+        void *guard = vam_malloc(5000);
+        vam_free(p);
+        vam_free(p);
+        vam_free(guard);
+      },
+      "internal check failed");
+}
+#endif
+
+TEST(VamUsableSize, NullHasUsableSizeZero) { EXPECT_EQ(vam_usable_size(nullptr), 0u); }
+
+// ---- the paper's behaviour ------------------------------------------------
+
+TEST(VamReap, FreshBlockIsFilledByBumpingInAddressOrder) {
+  // A size nobody else in this test binary uses.
+  std::vector<char *> v;
+  for (int i = 0; i < 8; ++i) v.push_back(static_cast<char *>(vam_malloc(1000)));
+  int adjacent = 0;
+  for (int i = 1; i < 8; ++i) adjacent += (v[i] - v[i - 1] == 1008);
+  EXPECT_GE(adjacent, 5);
+  for (char *p : v) vam_free(p);
+}
+
+TEST(VamReap, FreedObjectIsReusedBeforeBumping) {
+  void *a = vam_malloc(936);
+  void *b = vam_malloc(936);
+  vam_free(a);
+  void *c = vam_malloc(936);
+  EXPECT_EQ(a, c);
+  vam_free(b);
+  vam_free(c);
+}
+
+TEST(VamOrdered, FreeIntoFullBlockMakesItTheFrontBlock) {
+  // 4096 / 240 = 17 objects per one-page block; fill three blocks.
+  const size_t n = 240;
+  std::vector<char *> v;
+  for (int i = 0; i < 17 * 3; ++i) v.push_back(static_cast<char *>(vam_malloc(n)));
+  // Free one object of the first (full) block: it goes to the front,
+  // so the next allocation of this size lands there.
+  char *first_block_obj = v[2];
+  vam_free(first_block_obj);
+  char *p = static_cast<char *>(vam_malloc(n));
+  EXPECT_EQ(p, first_block_obj);
+  v[2] = p;
+  for (char *q : v) vam_free(q);
+}
+
+TEST(VamOrdered, PerClassCountsTrackLiveObjects) {
+  const unsigned cls = 600 / 16 + 1;  // 608-byte class
+  const size_t before = stats().class_live[cls];
+  std::vector<void *> v;
+  for (int i = 0; i < 10; ++i) v.push_back(vam_malloc(600));
+  EXPECT_EQ(stats().class_live[cls], before + 10);
+  EXPECT_EQ(stats().class_size[cls], 608u);
+  for (void *p : v) vam_free(p);
+  EXPECT_EQ(stats().class_live[cls], before);
+}
+
+TEST(VamDiscard, EmptiedBlocksGiveTheirPagesBack) {
+  // Many blocks of one class, all emptied: the delayed policy's threshold
+  // (or vam_collect) discards them.
+  std::vector<void *> v;
+  for (int i = 0; i < 20000; ++i) v.push_back(vam_malloc(200));
+  const vam_stats_t full = stats();
+  for (void *p : v) vam_free(p);
+  vam_collect();
+  const vam_stats_t empty = stats();
+  EXPECT_GT(empty.pages_discarded, full.pages_discarded);
+  EXPECT_LT(empty.pages_in_use + 900, full.pages_in_use);  // 20000*208 B is ~1000 pages
+}
+
+TEST(VamDiscard, DiscardedBlocksAreReusedAndReadBackCleanData) {
+  std::vector<void *> v;
+  for (int i = 0; i < 5000; ++i) {
+    v.push_back(vam_malloc(48));
+    fill(v.back(), 48, 5);
+  }
+  for (void *p : v) vam_free(p);
+  vam_collect();
+  v.clear();
+  for (int i = 0; i < 5000; ++i) {
+    v.push_back(vam_malloc(48));
+    fill(v.back(), 48, 6);
+  }
+  for (void *p : v) {
+    EXPECT_TRUE(check(p, 48, 6));
+    vam_free(p);
+  }
+}
+
+TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
+  // Three adjacent large objects; free all three; an object as big as all
+  // three together fits at the first one's address (immediate coalescing).
+  char *a = static_cast<char *>(vam_malloc(20000));
+  char *b = static_cast<char *>(vam_malloc(20000));
+  char *c = static_cast<char *>(vam_malloc(20000));
+  char *guard = static_cast<char *>(vam_malloc(20000));
+  ASSERT_EQ(b - a, 20016);
+  ASSERT_EQ(c - b, 20016);
+  vam_free(b);
+  vam_free(a);
+  vam_free(c);
+  char *big = static_cast<char *>(vam_malloc(60000));
+  EXPECT_EQ(big, a);
+  vam_free(big);
+  vam_free(guard);
+}
+
+TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
+  std::vector<char *> v;
+  for (size_t n : {5000, 2000, 3000, 2000, 4000, 2000}) v.push_back(static_cast<char *>(vam_malloc(n)));
+  vam_free(v[0]);  // 5000-byte hole
+  vam_free(v[2]);  // 3000-byte hole
+  vam_free(v[4]);  // 4000-byte hole
+  char *p = static_cast<char *>(vam_malloc(3500));
+  EXPECT_EQ(p, v[4]);
+  vam_free(p);
+  for (int i : {1, 3, 5}) vam_free(v[i]);
+}
+
+TEST(VamStats, LiveBytesAndFragmentationFollowAllocations) {
+  const vam_stats_t a = stats();
+  void *p = vam_malloc(size_t{8} << 20);
+  const vam_stats_t b = stats();
+  EXPECT_GE(b.live_bytes, a.live_bytes + (size_t{8} << 20));
+  EXPECT_GE(b.huge_live_bytes, size_t{8} << 20);
+  EXPECT_GT(b.fragmentation, 0.0);
+  vam_free(p);
+  EXPECT_EQ(stats().huge_live_bytes, a.huge_live_bytes);
+}
+
+TEST(VamLarge, ReallocGrowsIntoAFreeNeighbourInPlace) {
+  char *a = static_cast<char *>(vam_malloc(5000));
+  char *b = static_cast<char *>(vam_malloc(5000));
+  char *guard = static_cast<char *>(vam_malloc(5000));
+  fill(a, 5000, 4);
+  vam_free(b);
+  char *grown = static_cast<char *>(vam_realloc(a, 9000));
+  EXPECT_EQ(grown, a);
+  EXPECT_GE(vam_usable_size(grown), 9000u);
+  EXPECT_TRUE(check(grown, 5000, 4));
+  // Shrinking to well under half gives the tail back, in place.
+  char *shrunk = static_cast<char *>(vam_realloc(grown, 2000));
+  EXPECT_EQ(shrunk, a);
+  EXPECT_LT(vam_usable_size(shrunk), 4000u);
+  EXPECT_TRUE(check(shrunk, 2000, 4));
+  vam_free(shrunk);
+  vam_free(guard);
+}
+
+TEST(VamHuge, FreedMappingIsReusedForANearlyEqualSize) {
+  void *p = vam_malloc(600000);
+  vam_free(p);
+  void *q = vam_malloc(590000);
+  EXPECT_EQ(p, q);
+  vam_free(q);
+}
+
+TEST(VamHuge, CallocClearsAReusedMapping) {
+  void *p = vam_malloc(700000);
+  memset(p, 0xFF, 700000);
+  vam_free(p);
+  auto *q = static_cast<unsigned char *>(vam_calloc(1, 699000));
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(std::all_of(q, q + 699000, [](unsigned char c) { return c == 0; }));
+  vam_free(q);
+}
+
+TEST(VamStats, PrintStatsWritesAReport) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  vam_print_stats(fds[1]);
+  close(fds[1]);
+  char buf[256] = {};
+  ASSERT_GT(read(fds[0], buf, sizeof buf - 1), 0);
+  close(fds[0]);
+  EXPECT_NE(strstr(buf, "live bytes"), nullptr);
+}
+
+// ---- threads --------------------------------------------------------------
+
+TEST(VamThreads, ObjectsFreedByAnotherThreadAreReusedByTheOwner) {
+  // Everything this test needs is allocated up front: in the release build
+  // the C++ containers allocate through libvam too.
+  std::vector<void *> v;
+  std::vector<void *> w;
+  v.reserve(1000);
+  w.reserve(3000);
+  for (int i = 0; i < 1000; ++i) v.push_back(vam_malloc(64));
+  std::vector<void *> old(v);
+  std::sort(old.begin(), old.end());
+  std::thread t([&] {
+    for (void *p : v) vam_free(p);
+  });
+  t.join();
+  // The owner drains its remote list in its slow path and reuses them.
+  int reused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    w.push_back(vam_malloc(64));
+    reused += std::binary_search(old.begin(), old.end(), w.back());
+  }
+  EXPECT_GT(reused, 900);
+  for (void *p : w) vam_free(p);
+}
+
+TEST(VamThreads, HeapOfAnExitedThreadIsAdoptedNotLeaked) {
+  std::thread([] {
+    void *p = vam_malloc(100);
+    vam_free(p);
+  }).join();
+  const size_t heaps = stats().heaps;
+  for (int i = 0; i < 5; ++i) {
+    std::thread([] {
+      std::vector<void *> v;
+      for (int k = 0; k < 100; ++k) v.push_back(vam_malloc(32 + k));
+      for (void *p : v) vam_free(p);
+    }).join();
+  }
+  EXPECT_EQ(stats().heaps, heaps);  // one after another: the same heap every time
+}
+
+TEST(VamThreads, FreesIntoAnExitedThreadsHeapAreReclaimed) {
+  std::vector<void *> v;
+  v.reserve(2000);
+  std::thread([&] {
+    for (int i = 0; i < 2000; ++i) v.push_back(vam_malloc(i % 2 ? 3000 : 100));
+  }).join();
+  const vam_stats_t before = stats();
+  for (void *p : v) vam_free(p);  // remote frees into an abandoned heap
+  const vam_stats_t after = stats();  // statistics apply them first
+  EXPECT_LE(after.live_bytes + 1000 * 3000 + 1000 * 100, before.live_bytes + 4096);
+}
+
+TEST(VamThreads, ManyThreadsAllocateAndFreeEachOthersObjects) {
+  constexpr int kThreads = 4;
+  constexpr int kPer = 20000;
+  std::vector<std::atomic<void *>> slots(kThreads * 64);
+  for (auto &s : slots) s.store(nullptr);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      uint64_t x = 0x9E3779B97F4A7C15ull * (t + 1);
+      for (int i = 0; i < kPer; ++i) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        size_t n = 8 + x % (x % 16 == 0 ? 200000 : 2000);
+        auto *p = static_cast<unsigned char *>(vam_malloc(n));
+        ASSERT_NE(p, nullptr);
+        p[0] = static_cast<unsigned char>(n);
+        p[n - 1] = static_cast<unsigned char>(n);
+        void *old = slots[x % slots.size()].exchange(p);
+        if (old) vam_free(old);
+      }
+    });
+  }
+  for (auto &t : ts) t.join();
+  for (auto &s : slots) vam_free(s.load());
+}
+
+}  // namespace
