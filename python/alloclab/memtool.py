@@ -1,0 +1,284 @@
+"""Running a program under the alloclab-mem Valgrind tool (docs/memory.md).
+
+The tool (``alloclab-mem-amd64-linux``) is an external Valgrind tool: it is
+run as ``valgrind --tool=alloclab-mem`` with ``VALGRIND_LIB`` naming a
+directory that holds it next to Valgrind's own files (vgpreload_core, the
+suppressions, ...).  We make such a directory per run: symbolic links to the
+system's Valgrind files plus the tool.
+
+Heap objects reach the tool from ``liballoclab_memshim.so``, preloaded in
+front of the allocator under test, which it forwards to; the allocator runs
+unchanged.
+
+API::
+
+    find_memtools() -> MemTools            # raises LabError when not built
+    run(cmd, outdir, name, allocator=None, preload=(), env=None,
+        objects=False, trace=False, timeout=None) -> ToolRun
+    read_objects(path) -> dict of numpy arrays (alloc, last, free, size, freed)
+    pagesim(trace, sizes=(), fractions=()) -> dict
+
+The tool and the shim are searched in ``$ALLOCLAB_MEMTOOLS_DIR``, then
+``build/release/src/memtools`` of this checkout, then an installed tree
+(``<prefix>/libexec/alloclab`` and ``<prefix>/lib*``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from alloclab import LabError, allocators, runner
+
+TOOL_NAME = "alloclab-mem"
+TOOL_FILE = "alloclab-mem-amd64-linux"
+SHIM_FILE = "liballoclab_memshim.so"
+PAGESIM_FILE = "alloclab-pagesim"
+PAGE_SIZE = 4096
+
+VALGRIND_LIBDIRS = ["/usr/libexec/valgrind", "/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind",
+                    "/usr/lib64/valgrind", "/usr/local/libexec/valgrind", "/usr/local/lib/valgrind"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MemTools:
+    tool: str      # the Valgrind tool binary
+    shim: str      # liballoclab_memshim.so
+    pagesim: str   # alloclab-pagesim
+    valgrind: str  # the valgrind launcher
+    vglib: str     # Valgrind's own library directory (vgpreload_core, default.supp)
+
+
+@dataclasses.dataclass
+class ToolRun:
+    status: int             # the program's exit status (128+signal when killed)
+    summary: dict           # PREFIX.summary, numbers by key
+    prefix: str             # the tool's output files: PREFIX.summary, PREFIX.objects, PREFIX.trace
+    wall_s: float
+
+
+def _search_dirs() -> list[str]:
+    dirs = []
+    if os.environ.get("ALLOCLAB_MEMTOOLS_DIR"):
+        dirs.append(os.environ["ALLOCLAB_MEMTOOLS_DIR"])
+    dirs.append(os.path.join(allocators.SOURCE_ROOT, "build", "release", "src", "memtools"))
+    for prefix in allocators._install_prefixes():
+        dirs.append(os.path.join(prefix, "libexec", "alloclab"))
+        dirs.extend(allocators._libdirs_of(prefix))
+    return dirs
+
+
+def _find_file(name: str, executable: bool) -> str | None:
+    for d in _search_dirs():
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and (not executable or os.access(p, os.X_OK)):
+            return os.path.abspath(p)
+    return None
+
+
+def _valgrind_libdir() -> str | None:
+    cands = list(VALGRIND_LIBDIRS)
+    vg = shutil.which("valgrind")
+    if vg:
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(vg)))
+        cands[:0] = [os.path.join(prefix, "libexec", "valgrind"), os.path.join(prefix, "lib", "valgrind")]
+    for d in cands:
+        if os.path.isfile(os.path.join(d, "vgpreload_core-amd64-linux.so")):
+            return d
+    return None
+
+
+def can_build_tool() -> bool:
+    """Whether this machine has what src/memtools needs to build the tool (amd64,
+    Valgrind's pub_tool headers and static core libraries)."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "amd64"):
+        return False
+    heads = ["/usr/include/valgrind", "/usr/local/include/valgrind"]
+    libs = ["/usr/lib/x86_64-linux-gnu/valgrind", "/usr/lib/valgrind", "/usr/libexec/valgrind",
+            "/usr/local/lib/valgrind", "/usr/local/libexec/valgrind"]
+    return (any(os.path.isfile(os.path.join(d, "pub_tool_basics.h")) for d in heads)
+            and any(os.path.isfile(os.path.join(d, "libcoregrind-amd64-linux.a")) for d in libs))
+
+
+def find_memtools() -> MemTools:
+    """The built memory tools, or LabError saying what is missing."""
+    vg = shutil.which("valgrind")
+    if not vg:
+        raise LabError("valgrind is not installed (apt-get install valgrind)")
+    vglib = _valgrind_libdir()
+    if not vglib:
+        raise LabError("Valgrind's library directory (vgpreload_core-amd64-linux.so) not found")
+    found = {}
+    for key, name, exe in (("tool", TOOL_FILE, True), ("shim", SHIM_FILE, False),
+                           ("pagesim", PAGESIM_FILE, True)):
+        p = _find_file(name, exe)
+        if not p:
+            raise LabError(f"{name} not found (searched: {', '.join(_search_dirs())}); run `make`, "
+                           "or set ALLOCLAB_MEMTOOLS_DIR to the directory holding it")
+        found[key] = p
+    return MemTools(valgrind=vg, vglib=vglib, **found)
+
+
+def _launcher(valgrind: str) -> str:
+    """The real launcher binary (Debian wraps it in a script that execs valgrind.bin)."""
+    real = os.path.realpath(valgrind)
+    if os.path.isfile(real + ".bin") and os.access(real + ".bin", os.X_OK):
+        return real + ".bin"
+    return real
+
+
+def _make_vglib(tools: MemTools, where: str) -> str:
+    """A VALGRIND_LIB directory: Valgrind's files plus our tool."""
+    d = os.path.join(where, "vglib")
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(tools.vglib):
+        os.symlink(os.path.join(tools.vglib, f), os.path.join(d, f))
+    os.symlink(tools.tool, os.path.join(d, TOOL_FILE))
+    return d
+
+
+def read_summary(path: str) -> dict:
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2:
+                out[parts[0]] = int(parts[1])
+    return out
+
+
+def _stdout_target():
+    # The program's own output goes to our stderr, so our stdout is the report.
+    try:
+        sys.stderr.fileno()
+        return sys.stderr
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def run(cmd, outdir: str, name: str, allocator=None, preload=(), env=None, objects=False, trace=False,
+        timeout=None, tools: MemTools | None = None) -> ToolRun:
+    """Run cmd under the tool; its files are outdir/name.<pid>.{summary,objects,trace}.
+
+    allocator  name or Allocator to run on (default glibc); preload: extra
+    shims (e.g. the litter shim) placed after the allocator.
+    """
+    import time
+
+    runner.check_command(cmd)
+    tools = tools or find_memtools()
+    alloc = allocators.find(allocator) if isinstance(allocator, str) else allocator
+    os.makedirs(outdir, exist_ok=True)
+    base = os.path.abspath(os.path.join(outdir, name))
+    libs = [tools.shim] + (alloc.preload if alloc else []) + [p for p in preload if p]
+    with tempfile.TemporaryDirectory(prefix="alloclab-mem-") as tmp:
+        vglib = _make_vglib(tools, tmp)
+        # Start the tool as Valgrind's launcher would (VALGRIND_LAUNCHER names it), so
+        # that LD_PRELOAD reaches the program only, never the launcher (or the shell
+        # script some distributions wrap it in).
+        e = runner.child_env(preload=libs, env=dict(env or {}, VALGRIND_LIB=vglib,
+                                                     VALGRIND_LAUNCHER=_launcher(tools.valgrind)))
+        # Execs are followed (a wrapper script execs the real program in the same
+        # process); every traced process writes BASE.<pid>.*, and the result is
+        # that of the process we start, whatever image it ends as.
+        argv = [os.path.join(vglib, TOOL_FILE), "-q", "--trace-children=yes", f"--tool={TOOL_NAME}",
+                f"--out={base}", f"--objects={'yes' if objects else 'no'}",
+                f"--trace={'yes' if trace else 'no'}", *cmd]
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, env=e, stdout=_stdout_target())
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise LabError(f"{cmd[0]!r} did not finish within {timeout} s under the tool") from None
+        except KeyboardInterrupt:
+            proc.kill()
+            proc.wait()
+            raise
+        wall = time.monotonic() - t0
+    status = rc if rc >= 0 else 128 - rc
+    prefix = f"{base}.{proc.pid}"
+    others = 0
+    for f in os.listdir(os.path.dirname(base)):
+        if f.startswith(os.path.basename(base) + ".") and not f.startswith(os.path.basename(prefix) + "."):
+            rest = f[len(os.path.basename(base)) + 1:].split(".")
+            if len(rest) == 2 and rest[0].isdigit() and rest[1] in ("summary", "objects", "trace"):
+                others += rest[1] == "summary"
+                os.unlink(os.path.join(os.path.dirname(base), f))
+    if not os.path.exists(prefix + ".summary"):
+        raise LabError(f"the tool wrote no summary for {cmd[0]!r} (status {status}); "
+                       "did Valgrind fail to start it?")
+    summary = read_summary(prefix + ".summary")
+    summary["other_processes"] = others
+    return ToolRun(status=status, summary=summary, prefix=prefix, wall_s=wall)
+
+
+def read_objects(path: str) -> dict:
+    """PREFIX.objects as numpy arrays: alloc, last, free (allocation-clock
+    times), size (requested bytes), freed (1 when the program freed it)."""
+    import numpy as np
+
+    with open(path, "rb") as f:
+        data = f.read()
+    flat = np.array(data.split(), dtype=np.int64) if data.strip() else np.zeros(0, dtype=np.int64)
+    rows = flat.reshape(-1, 5)
+    return {"alloc": rows[:, 0], "last": rows[:, 1], "free": rows[:, 2], "size": rows[:, 3],
+            "freed": rows[:, 4]}
+
+
+def pagesim(trace: str, sizes=(), fractions=(), tools: MemTools | None = None) -> dict:
+    """Run alloclab-pagesim over a page trace (see src/memtools/pagesim.cpp)."""
+    tools = tools or find_memtools()
+    argv = [tools.pagesim, trace]
+    if sizes:
+        argv += ["--sizes", ",".join(str(int(s)) for s in sizes)]
+    if fractions:
+        argv += ["--fractions", ",".join(repr(float(x)) for x in fractions)]
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise LabError(f"alloclab-pagesim failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def parse_list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def command_of(ns) -> list[str]:
+    cmd = list(ns.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise LabError("no command given; put it after --, e.g. alloclab drag -- ./prog")
+    return cmd
+
+
+def allocator_list(text: str) -> list:
+    names = parse_list(text)
+    if names == ["all"]:
+        return allocators.available()
+    return [allocators.find(n) for n in names]
+
+
+def standalone(module, name: str, argv=None) -> int:
+    """Run one subcommand module (drag, pages, frag) on its own:
+    ``python -m alloclab.drag ARGS`` works before cli.py knows the command."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="alloclab")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    module.register(sub)
+    ns = p.parse_args([name, *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return ns.func(ns)
+    except LabError as e:
+        print(f"alloclab: {e}", file=sys.stderr)
+        return 2
