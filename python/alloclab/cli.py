@@ -31,7 +31,7 @@ def _cmd(ns) -> list[str]:
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        raise LabError("no command given; put it after --, e.g. alloclab profile -- ls -l")
+        raise LabError("no command given; put it after --, e.g. alloclab compare -- ls -l")
     return cmd
 
 

@@ -253,12 +253,8 @@ def parse_list(text: str) -> list[str]:
 
 
 def command_of(ns) -> list[str]:
-    cmd = list(ns.cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise LabError("no command given; put it after --, e.g. alloclab drag -- ./prog")
-    return cmd
+    from alloclab.cli import _cmd  # one rule for `-- CMD ARGS` across subcommands
+    return _cmd(ns)
 
 
 def allocator_list(text: str) -> list:

@@ -67,3 +67,18 @@ def peers_installed():
         except Exception:
             pass
     return out
+
+
+@pytest.fixture(scope="session")
+def tools():
+    """The memory instrument (drag, frag, pages), built by make."""
+    import shutil
+    from alloclab import LabError, memtool
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    try:
+        return memtool.find_memtools()
+    except LabError as e:
+        if not memtool.can_build_tool():
+            pytest.skip("Valgrind's tool-building files are not installed, so the tool is not built")
+        pytest.fail(str(e))

@@ -3,7 +3,6 @@ allocation clock, last uses and frees are known by construction."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from alloclab import LabError, drag, memtool
+from alloclab import drag, memtool
 
 PYTHON = sys.executable
 
@@ -26,18 +25,6 @@ __attribute__((noinline)) static char *al(size_t n) { char *p = malloc(n); sink 
 __attribute__((noinline)) static void touch(char *p, size_t n) { memset(p, 7, n); sink = p; }
 __attribute__((noinline)) static void rel(void *p) { free(p); }
 """
-
-
-@pytest.fixture(scope="session")
-def tools():
-    if shutil.which("valgrind") is None:
-        pytest.skip("valgrind is not installed")
-    try:
-        return memtool.find_memtools()
-    except LabError as e:
-        if not memtool.can_build_tool():
-            pytest.skip("Valgrind's tool-building files are not installed, so the tool is not built")
-        pytest.fail(str(e))
 
 
 def run_cmd(sub, *args, timeout=300):

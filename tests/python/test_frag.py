@@ -3,30 +3,13 @@ on programs whose pages are known by construction."""
 
 import json
 import os
-import shutil
 
 import pytest
 
-from conftest import peers_installed, run_cli
+from conftest import peers_installed
+from test_drag import run_cmd
 
-from alloclab import LabError, frag, memtool
-
-
-@pytest.fixture(scope="session")
-def tools():
-    if shutil.which("valgrind") is None:
-        pytest.skip("valgrind is not installed")
-    try:
-        return memtool.find_memtools()
-    except LabError as e:
-        if not memtool.can_build_tool():
-            pytest.skip("Valgrind's tool-building files are not installed, so the tool is not built")
-        pytest.fail(str(e))
-
-
-def run_cmd(sub, *args, timeout=300):
-    """./alloclab SUB ARGS: the command line registers drag, frag and pages itself."""
-    return run_cli(sub, *args, timeout=timeout)
+from alloclab import frag, memtool
 
 
 # No malloc at all: the only heap is what the program maps itself.

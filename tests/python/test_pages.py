@@ -3,39 +3,22 @@ prefetchability, on reference patterns whose answers are known."""
 
 import json
 import os
-import shutil
 import struct
 
 import pytest
 
-from conftest import peers_installed, run_cli
+from conftest import peers_installed
+from test_drag import run_cmd
 
-from alloclab import LabError, memtool, pages
+from alloclab import memtool, pages
 
 DISCARD = 1 << 63
-
-
-@pytest.fixture(scope="session")
-def tools():
-    if shutil.which("valgrind") is None:
-        pytest.skip("valgrind is not installed")
-    try:
-        return memtool.find_memtools()
-    except LabError as e:
-        if not memtool.can_build_tool():
-            pytest.skip("Valgrind's tool-building files are not installed, so the tool is not built")
-        pytest.fail(str(e))
 
 
 def write_trace(path, words):
     with open(path, "wb") as f:
         f.write(struct.pack(f"<{len(words)}Q", *words))
     return str(path)
-
-
-def run_cmd(sub, *args, timeout=300):
-    """./alloclab SUB ARGS: the command line registers drag, frag and pages itself."""
-    return run_cli(sub, *args, timeout=timeout)
 
 
 @pytest.mark.parametrize("k,rounds", [(1, 3), (5, 4), (64, 3)])

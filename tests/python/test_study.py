@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-SECTIONS = ["findings", "rq1", "rq2", "rq3", "reaps", "general", "stats", "setup"]
+SECTIONS = ["findings", "rq1", "rq2", "rq3", "reaps", "general", "memory", "stats", "setup"]
 WORKLOADS = ["boxed_sim", "mempool_iter", "compiler", "interp", "xalloc_parser", "server", "gp_mix"]
 
 
@@ -56,7 +56,7 @@ def test_findings_are_sentences_with_numbers_from_this_run(quick_study):
     cp, out = quick_study
     data = json.loads((out / "findings.json").read_text())
     questions = {f["question"] for f in data["findings"]}
-    assert {"RQ1", "RQ2", "RQ3", "reaps", "general"} <= questions
+    assert {"RQ1", "RQ2", "RQ3", "reaps", "general", "drag", "pages"} <= questions
     for f in data["findings"]:
         assert re.search(r"\d", f["text"]), f
     # the terminal summary repeats them
@@ -73,3 +73,13 @@ def test_an_unknown_allocator_is_refused(tmp_path):
     cp = run_cli("study", "--quick", "--allocators", "glibc,nosuchmalloc", "-o", str(tmp_path))
     assert cp.returncode != 0
     assert "nosuchmalloc" in cp.stderr
+
+
+def test_the_report_has_a_drag_table_and_a_pages_figure(quick_study):
+    _, out = quick_study
+    mem = json.loads((out / "findings.json").read_text())["tables"]["memory"]
+    assert {(d["workload"], d["variant"]) for d in mem["drag"]} >= {("server", "reap"), ("compiler", "malloc")}
+    for d in mem["drag"]:
+        assert d["total_drag"] >= 1.0 and d["peak_bytes_actual"] >= d["peak_bytes_immediate"] > 0
+    assert set(mem["pages"]) == {"glibc", "mimalloc"}
+    assert "page miss curves" in (out / "report.html").read_text()
