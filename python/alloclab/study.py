@@ -172,7 +172,7 @@ def real_programs(outdir: str, size: float, notes: list) -> list[Program]:
         script = _write(os.path.join(inputs, "alloc_heavy.py"), PY_SCRIPT)
         # PYTHONMALLOC=malloc: every object through the allocator under test
         progs.append(Program("python3", "python3", "real", "real",
-                             ["env", "PYTHONMALLOC=malloc", py, script, str(max(20000, int(300000 * size)))]))
+                             ["env", "PYTHONMALLOC=malloc", py, script, str(max(20000, int(160000 * size)))]))
     else:
         notes.append("python3 is not installed: the interpreter program was left out")
     perl = shutil.which("perl")
@@ -285,6 +285,53 @@ def server_footprints(p: Plan) -> dict:
     return out
 
 
+def memory_over_time(p: Plan, outdir: str, progress) -> dict:
+    """Drag (2002 paper, Table 4 and Figure 7) of the region workloads under
+    emulated regions and under reaps, and the page-level miss curves (Vam
+    paper, Figure 8) of gp_mix on each allocator. Small inputs: every load
+    and store runs under the instrument."""
+    from alloclab import memtool
+    try:
+        memtool.find_memtools()
+    except LabError as e:
+        p.notes.append(f"drag and pages left out: {e}")
+        return {}
+    from alloclab import drag, pages
+    scale = "0.02" if p.mode == "quick" else "0.05"
+    mdir = os.path.join(outdir, "memory")
+    out = {"scale": scale, "drag": [], "pages": None, "pages_png": None}
+    for name in ("compiler", "interp", "xalloc_parser", "server"):
+        binary = workload_binary(name)
+        if not binary:
+            continue
+        for v in ("malloc", "reap"):
+            if progress:
+                print(f"== study drag {name}/{v}", file=progress, flush=True)
+            try:
+                r = drag.run_drag([binary, "--alloc", v, "--scale", scale],
+                                  os.path.join(mdir, f"drag-{name}-{v}"), make_plot=False, timeout=600)
+            except LabError as e:
+                p.notes.append(f"drag of {name}/{v}: {e}")
+                continue
+            out["drag"].append({"workload": name, "variant": v, "objects": r.get("objects"),
+                                "total_drag": r.get("total_drag"), "peak_bytes_actual": r.get("peak_bytes_actual"),
+                                "peak_bytes_immediate": r.get("peak_bytes_immediate")})
+    binary = workload_binary("gp_mix")
+    if binary:
+        if progress:
+            print("== study pages gp_mix/malloc", file=progress, flush=True)
+        try:
+            res = pages.run_pages([binary, "--alloc", "malloc", "--scale", scale], os.path.join(mdir, "pages"),
+                                  p.allocators, timeout=600)
+            pngs = pages.plot(res, os.path.join(mdir, "pages"))
+            out["pages"] = {a: {"max_pages_in_use": r.get("max_pages_in_use"), "prefetch": r.get("prefetch")}
+                            for a, r in res["allocators"].items()}
+            out["pages_png"] = pngs[0] if pngs else None
+        except LabError as e:
+            p.notes.append(f"pages of gp_mix: {e}")
+    return out
+
+
 # ---------------------------------------------------------------- analysis
 
 
@@ -321,13 +368,13 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def analyse(p: Plan, summaries: dict, footprints: dict, profiles: dict) -> dict:
+def analyse(p: Plan, summaries: dict, footprints: dict, profiles: dict, memory: dict | None = None) -> dict:
     cells = _cells(summaries)
     allocs = [a.name for a in p.allocators]
     advs = p.advs
     progs = {prog.name: prog for prog in p.programs if prog.name in summaries}
     findings = []
-    tables = {}
+    tables = {"memory": memory or {}}
 
     def t(prog, a, adv):
         c = cells.get((prog, a, adv))
@@ -482,6 +529,24 @@ def analyse(p: Plan, summaries: dict, footprints: dict, profiles: dict) -> dict:
                 f"Slowdown from a clean heap to Adv_{worst_adv} (geometric mean over the same programs): "
                 + ", ".join(f"{a} {s:.2f}x" for s, a in parts) + least + ".")})
 
+    # Drag (2002 paper Table 4): emulated regions vs reaps.
+    mem = tables.get("memory") or {}
+    for name in sorted({d["workload"] for d in mem.get("drag", [])}):
+        rows_ = {d["variant"]: d for d in mem["drag"] if d["workload"] == name}
+        if "malloc" in rows_ and "reap" in rows_ and rows_["malloc"]["total_drag"] and rows_["reap"]["total_drag"]:
+            m_, r_ = rows_["malloc"], rows_["reap"]
+            findings.append({"question": "drag", "text": (
+                f"{name}: total drag {m_['total_drag']:.2f} with emulated regions and {r_['total_drag']:.2f} with "
+                f"reaps; freeing each object at its last use would cut the peak from "
+                f"{m_['peak_bytes_actual'] / 1024:.0f} KiB to {m_['peak_bytes_immediate'] / 1024:.0f} KiB "
+                f"(regions) and from {r_['peak_bytes_actual'] / 1024:.0f} KiB to "
+                f"{r_['peak_bytes_immediate'] / 1024:.0f} KiB (reaps).")})
+    if mem.get("pages"):
+        parts = [f"{a} {v['max_pages_in_use']}" for a, v in mem["pages"].items() if v.get("max_pages_in_use")]
+        if parts:
+            findings.append({"question": "pages", "text": "gp_mix, most heap pages in use at once: "
+                             + ", ".join(parts) + "."})
+
     # Output checks.
     differs = sorted({k[0] for k, c in cells.items() if c["differs"]})
     if differs:
@@ -623,6 +688,23 @@ def write_report(p: Plan, analysis: dict, outdir: str, elapsed: float) -> str:
                     + _table(["program", "allocator", "littering", "time / glibc", "peak RSS (MiB)", "RSS / glibc"],
                              [(x["program"], x["allocator"], f"Adv_{x['adv']}", _f(x["time_ratio"]),
                                _f((x["rss_kb"] or 0) / 1024, "{:.1f}"), _f(x["rss_ratio"])) for x in gp]))
+    mem = tables.get("memory") or {}
+    drag_rows = [(d["workload"], "emulated regions" if d["variant"] == "malloc" else "reaps", d["objects"],
+                  _f(d["total_drag"], "{:.2f}"), _f((d["peak_bytes_actual"] or 0) / 1024, "{:.0f}"),
+                  _f((d["peak_bytes_immediate"] or 0) / 1024, "{:.0f}")) for d in mem.get("drag", [])]
+    pages_img = ""
+    if mem.get("pages_png") and os.path.exists(mem["pages_png"]):
+        with open(mem["pages_png"], "rb") as f:
+            pages_img = f'<img alt="page miss curves" src="data:image/png;base64,{base64.b64encode(f.read()).decode()}">'
+    sections.append("<h2 id='memory'>Memory over time: drag and pages</h2>"
+                    + (f"<p>Workloads at scale {html.escape(str(mem.get('scale')))}, every load and store "
+                       "instrumented (alloclab drag / pages). Drag: area under the heap curve over the area with "
+                       "each object freed right after its last use (1.0 is ideal); peaks as in the 2002 paper's "
+                       "Table 4.</p>" if mem else "<p>Not measured (see the notes in Setup).</p>")
+                    + (_table(["workload", "variant", "objects", "total drag", "peak KiB actual",
+                               "peak KiB immediate free"], drag_rows) if drag_rows else "")
+                    + ("<p>gp_mix: simulated LRU page misses for every memory size (the Vam paper's "
+                       "Figure 8).</p>" + pages_img if pages_img else ""))
     st = tables["alloc_stats"]
     sections.append("<h2 id='stats'>Allocation statistics (the 2002 paper's Table 3)</h2>"
                     + _table(["program", "objects", "total bytes", "max live objects", "max live bytes",
@@ -678,8 +760,15 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
                 with open(sj) as f:
                     summaries[prog.name] = json.load(f)
     footprints = {} if interrupted else server_footprints(p)
+    memory = {}
+    if not interrupted:
+        try:
+            memory = memory_over_time(p, outdir, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+            p.notes.append("interrupted while measuring drag and pages")
     profiles = collect_profiles(summaries, outdir)
-    analysis = analyse(p, summaries, footprints, profiles)
+    analysis = analyse(p, summaries, footprints, profiles, memory)
     elapsed = time.monotonic() - start
     analysis["meta"] = {"mode": mode, "allocators": [a.name for a in p.allocators], "advs": p.advs,
                         "repeat": p.repeat, "elapsed_s": elapsed, "notes": p.notes}
