@@ -316,6 +316,28 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
             out["drag"].append({"workload": name, "variant": v, "objects": r.get("objects"),
                                 "total_drag": r.get("total_drag"), "peak_bytes_actual": r.get("peak_bytes_actual"),
                                 "peak_bytes_immediate": r.get("peak_bytes_immediate")})
+    # Fragmentation (Vam paper §4.4): heap pages in use over live pages,
+    # clean and at the study's strongest littering.
+    from alloclab import frag
+    out["frag"] = []
+    frag_advs = sorted({0, max(p.advs)})
+    for name in ("gp_mix",) if p.mode == "quick" else ("gp_mix", "boxed_sim"):
+        binary = workload_binary(name)
+        if not binary:
+            continue
+        if progress:
+            print(f"== study frag {name}/malloc", file=progress, flush=True)
+        try:
+            res = frag.run_frag([binary, "--alloc", "malloc", "--scale", scale],
+                                os.path.join(mdir, f"frag-{name}"), p.allocators, frag_advs, timeout=600)
+        except LabError as e:
+            p.notes.append(f"frag of {name}: {e}")
+            continue
+        for a, row in res["allocators"].items():
+            for label, v in row.items():
+                out["frag"].append({"program": f"{name}/malloc", "allocator": a, "adv": label,
+                                    "max_pages_in_use": v["max_pages_in_use"],
+                                    "max_live_pages": v["max_live_pages"], "fragmentation": v["fragmentation"]})
     binary = workload_binary("gp_mix")
     if binary:
         if progress:
@@ -541,6 +563,14 @@ def analyse(p: Plan, summaries: dict, footprints: dict, profiles: dict, memory: 
                 f"{m_['peak_bytes_actual'] / 1024:.0f} KiB to {m_['peak_bytes_immediate'] / 1024:.0f} KiB "
                 f"(regions) and from {r_['peak_bytes_actual'] / 1024:.0f} KiB to "
                 f"{r_['peak_bytes_immediate'] / 1024:.0f} KiB (reaps).")})
+    for prog in sorted({x["program"] for x in mem.get("frag", [])}):
+        for label in sorted({x["adv"] for x in mem["frag"] if x["program"] == prog}, key=lambda l: int(l.split("_")[1])):
+            parts = [f"{x['allocator']} {x['fragmentation']:.2f}" for x in mem["frag"]
+                     if x["program"] == prog and x["adv"] == label and x["fragmentation"]]
+            if parts:
+                findings.append({"question": "fragmentation", "text": (
+                    f"{prog}, {label}: heap pages in use over live pages (Vam §4.4, 1.0 is ideal): "
+                    + ", ".join(parts) + ".")})
     if mem.get("pages"):
         parts = [f"{a} {v['max_pages_in_use']}" for a, v in mem["pages"].items() if v.get("max_pages_in_use")]
         if parts:
@@ -696,13 +726,20 @@ def write_report(p: Plan, analysis: dict, outdir: str, elapsed: float) -> str:
     if mem.get("pages_png") and os.path.exists(mem["pages_png"]):
         with open(mem["pages_png"], "rb") as f:
             pages_img = f'<img alt="page miss curves" src="data:image/png;base64,{base64.b64encode(f.read()).decode()}">'
-    sections.append("<h2 id='memory'>Memory over time: drag and pages</h2>"
+    sections.append("<h2 id='memory'>Memory over time: drag, fragmentation and pages</h2>"
                     + (f"<p>Workloads at scale {html.escape(str(mem.get('scale')))}, every load and store "
                        "instrumented (alloclab drag / pages). Drag: area under the heap curve over the area with "
                        "each object freed right after its last use (1.0 is ideal); peaks as in the 2002 paper's "
                        "Table 4.</p>" if mem else "<p>Not measured (see the notes in Setup).</p>")
                     + (_table(["workload", "variant", "objects", "total drag", "peak KiB actual",
                                "peak KiB immediate free"], drag_rows) if drag_rows else "")
+                    + ("<p>Fragmentation: the most heap pages in use (touched, not discarded) over the most "
+                       "live data in pages (the Vam paper's §4.4).</p>"
+                       + _table(["program", "allocator", "littering", "max pages in use", "max live pages",
+                                 "fragmentation"],
+                                [(x["program"], x["allocator"], x["adv"], x["max_pages_in_use"],
+                                  x["max_live_pages"], _f(x["fragmentation"])) for x in mem["frag"]])
+                       if mem.get("frag") else "")
                     + ("<p>gp_mix: simulated LRU page misses for every memory size (the Vam paper's "
                        "Figure 8).</p>" + pages_img if pages_img else ""))
     st = tables["alloc_stats"]

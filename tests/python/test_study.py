@@ -56,7 +56,7 @@ def test_findings_are_sentences_with_numbers_from_this_run(quick_study):
     cp, out = quick_study
     data = json.loads((out / "findings.json").read_text())
     questions = {f["question"] for f in data["findings"]}
-    assert {"RQ1", "RQ2", "RQ3", "reaps", "general", "drag", "pages"} <= questions
+    assert {"RQ1", "RQ2", "RQ3", "reaps", "general", "drag", "fragmentation", "pages"} <= questions
     for f in data["findings"]:
         assert re.search(r"\d", f["text"]), f
     # the terminal summary repeats them
@@ -82,4 +82,7 @@ def test_the_report_has_a_drag_table_and_a_pages_figure(quick_study):
     for d in mem["drag"]:
         assert d["total_drag"] >= 1.0 and d["peak_bytes_actual"] >= d["peak_bytes_immediate"] > 0
     assert set(mem["pages"]) == {"glibc", "mimalloc"}
+    assert {(f["allocator"], f["adv"]) for f in mem["frag"]} == {(a, l) for a in ("glibc", "mimalloc")
+                                                                 for l in ("Adv_0", "Adv_3")}
+    assert all(f["fragmentation"] > 0 for f in mem["frag"])
     assert "page miss curves" in (out / "report.html").read_text()
