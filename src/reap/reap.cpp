@@ -282,13 +282,16 @@ void clear_objects(reap *r) {
     emu_free_all(r);
     return;
   }
-  {
-    LargeAccount acct(r);
-    r->large.release_all();
-  }
+  // Memory checkers first: destroying the pool marks every object it still
+  // records inaccessible, which must happen before that memory is given
+  // back (a cached chunk must not stay poisoned for its next owner).
   if (tools::active()) {
     tools::pool_destroy(r);
     tools::pool_create(r);
+  }
+  {
+    LargeAccount acct(r);
+    r->large.release_all();
   }
   r->forget_heap();
   r->release_all(keep_budget(r));
@@ -300,6 +303,7 @@ void clear_objects(reap *r) {
 void destroy_one(reap *r) {
   r->detach();
   if (r->checked) unregister_reap(r);
+  if (tools::active()) tools::pool_destroy(r);  // before any memory goes back (see clear_objects)
   if (r->emulated) {
     emu_free_all(r);
     r->objects->~PtrSet();
@@ -307,10 +311,7 @@ void destroy_one(reap *r) {
     r->large.release_all();
   }
   r->release_everything();
-  if (tools::active()) {
-    tools::pool_destroy(r);
-    tools::reveal(r, kHomeChunk);
-  }
+  if (tools::active()) tools::reveal(r, kHomeChunk);
   ChunkSource source;
   r->~reap();
   source.put_chunk(r, kHomeChunk);
