@@ -151,7 +151,7 @@ int main() {
 def test_reap_objects_are_heap_objects(tools, cbuild, tmp_path):
     libdir = os.path.join(ROOT, "build", "release", "src", "reap")
     if not os.path.exists(os.path.join(libdir, "libreap.so")):
-        pytest.skip("libreap is not built")
+        pytest.fail("libreap is not built; run make")
     exe = cbuild(r"""
 #include <alloclab/reap.h>
 #include <string.h>
@@ -201,7 +201,7 @@ def test_a_wrapper_script_that_execs_the_program_gives_the_programs_result(tools
 def test_a_resized_reap_object_ends_and_a_new_one_begins(tools, cbuild, tmp_path):
     libdir = os.path.join(ROOT, "build", "release", "src", "reap")
     if not os.path.exists(os.path.join(libdir, "libreap.so")):
-        pytest.skip("libreap is not built")
+        pytest.fail("libreap is not built; run make")
     exe = cbuild(r"""
 #include <alloclab/reap.h>
 #include <string.h>
