@@ -13,24 +13,27 @@
 
 namespace {
 
-// Each thread churns its own reaps; the chunk cache is shared by all.
+// Each thread churns its own reaps; the chunk cache is shared by all. No
+// call here goes to the process's malloc (the live list is on the stack),
+// so a forked child depends only on libreap's own fork safety — not on the
+// sanitizer runtime's allocator in the asan build.
 void churn(int seed, int rounds, std::atomic<int> *errors) {
   unsigned x = 2463534242u + seed;
   auto rnd = [&] { x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x; };
   for (int round = 0; round < rounds; ++round) {
     reap_t *r = reap_create(nullptr);
     reap_t *c = reap_create(r);
-    std::vector<std::pair<unsigned char *, std::size_t>> live;
+    std::pair<unsigned char *, std::size_t> live[2000];
+    std::size_t nlive = 0;
     for (int i = 0; i < 2000; ++i) {
       reap_t *on = (i & 1) ? r : c;
       std::size_t n = rnd() % 3000;
       auto *p = static_cast<unsigned char *>(reap_malloc(on, n));
       if (!p) { ++*errors; continue; }
       std::memset(p, seed & 0xFF, n);
-      if (on == r) live.emplace_back(p, n);
-      if (i % 3 == 0 && !live.empty()) {
-        auto [q, m] = live.back();
-        live.pop_back();
+      if (on == r) live[nlive++] = {p, n};
+      if (i % 3 == 0 && nlive > 0) {
+        auto [q, m] = live[--nlive];
         for (std::size_t k = 0; k < m; ++k)
           if (q[k] != (seed & 0xFF)) { ++*errors; break; }
         reap_free(r, q);
