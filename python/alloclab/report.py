@@ -80,36 +80,22 @@ def make_plots(summary: dict, outdir: str) -> list[str]:
     n = len(_allocs(summary))
     size = (max(5.0, 1.6 * n + 2), 3.8)
 
-    fig, ax = plt.subplots(figsize=size)
-    _bars(ax, summary, "program_s", True, f"time / {base}",
-          "Program time (wall minus littering) normalised to the baseline")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "time.png"), dpi=110)
-    plt.close(fig)
-    written.append("time.png")
-
-    fig, ax = plt.subplots(figsize=size)
-    _bars(ax, summary, "wall_s", True, f"wall time / {base}",
-          "Wall time, littering included, normalised to the baseline")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "wall.png"), dpi=110)
-    plt.close(fig)
-    written.append("wall.png")
-
-    fig, ax = plt.subplots(figsize=size)
-    _bars(ax, summary, "user_s", True, f"user CPU time / {base}",
-          "User CPU time (littering included) normalised to the baseline")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "user.png"), dpi=110)
-    plt.close(fig)
-    written.append("user.png")
-
-    fig, ax = plt.subplots(figsize=size)
-    _bars(ax, summary, "max_rss_kb", False, "peak RSS (MiB)", "Peak resident set size")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "rss.png"), dpi=110)
-    plt.close(fig)
-    written.append("rss.png")
+    charts = (
+        ("time.png", "program_s", True, f"time / {base}",
+         "Program time (wall minus littering) normalised to the baseline"),
+        ("wall.png", "wall_s", True, f"wall time / {base}",
+         "Wall time, littering included, normalised to the baseline"),
+        ("user.png", "user_s", True, f"user CPU time / {base}",
+         "User CPU time (littering included) normalised to the baseline"),
+        ("rss.png", "max_rss_kb", False, "peak RSS (MiB)", "Peak resident set size"),
+    )
+    for name, metric, normalise, ylabel, title in charts:
+        fig, ax = plt.subplots(figsize=size)
+        _bars(ax, summary, metric, normalise, ylabel, title)
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, name), dpi=110)
+        plt.close(fig)
+        written.append(name)
 
     cached = [c for c in summary["cells"] if c.get("cache") and c["cache"].get("program_d1_misses") is not None]
     if cached:

@@ -148,10 +148,16 @@ int main() {
     assert r.summary["live_objects_at_exit"] == len(sizes) - 3
 
 
-def test_reap_objects_are_heap_objects(tools, cbuild, tmp_path):
+@pytest.fixture(scope="module")
+def reap_flags():
+    """Compiler flags to build a program against the built libreap."""
     libdir = os.path.join(ROOT, "build", "release", "src", "reap")
     if not os.path.exists(os.path.join(libdir, "libreap.so")):
         pytest.fail("libreap is not built; run make")
+    return (f"-I{ROOT}/include", f"-L{libdir}", "-lreap", f"-Wl,-rpath,{libdir}")
+
+
+def test_reap_objects_are_heap_objects(tools, cbuild, reap_flags, tmp_path):
     exe = cbuild(r"""
 #include <alloclab/reap.h>
 #include <string.h>
@@ -164,7 +170,7 @@ int main(void) {
   reap_destroy(r);
   return 0;
 }
-""", "reap_prog", flags=(f"-I{ROOT}/include", f"-L{libdir}", "-lreap", f"-Wl,-rpath,{libdir}"))
+""", "reap_prog", flags=reap_flags)
     r = memtool.run([exe], str(tmp_path), "t", objects=True, tools=tools)
     assert r.summary["pool_objects"] == 10
     obj = memtool.read_objects(r.prefix + ".objects")
@@ -198,10 +204,7 @@ def test_a_wrapper_script_that_execs_the_program_gives_the_programs_result(tools
     assert sorted(os.listdir(tmp_path / "b")) == ["drag.json"]
 
 
-def test_a_resized_reap_object_ends_and_a_new_one_begins(tools, cbuild, tmp_path):
-    libdir = os.path.join(ROOT, "build", "release", "src", "reap")
-    if not os.path.exists(os.path.join(libdir, "libreap.so")):
-        pytest.fail("libreap is not built; run make")
+def test_a_resized_reap_object_ends_and_a_new_one_begins(tools, cbuild, reap_flags, tmp_path):
     exe = cbuild(r"""
 #include <alloclab/reap.h>
 #include <string.h>
@@ -213,7 +216,7 @@ int main(void) {
   reap_destroy(r);
   return 0;
 }
-""", "reap_resize", flags=(f"-I{ROOT}/include", f"-L{libdir}", "-lreap", f"-Wl,-rpath,{libdir}"))
+""", "reap_resize", flags=reap_flags)
     r = memtool.run([exe], str(tmp_path), "t", objects=True, tools=tools)
     assert r.summary["unknown_frees"] == 0 and r.summary["pool_objects"] == 3
     obj = memtool.read_objects(r.prefix + ".objects")
