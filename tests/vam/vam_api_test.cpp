@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 #include <vector>
@@ -307,7 +308,9 @@ TEST(VamReap, FreshBlockIsFilledByBumpingInAddressOrder) {
   for (char *p : v) vam_free(p);
 }
 
-TEST(VamReap, FreedObjectIsReusedBeforeBumping) {
+TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
+  // A free into the block allocation is using comes back first (LIFO):
+  // that object is the one most likely still in cache.
   void *a = vam_malloc(936);
   void *b = vam_malloc(936);
   vam_free(a);
@@ -315,6 +318,34 @@ TEST(VamReap, FreedObjectIsReusedBeforeBumping) {
   EXPECT_EQ(a, c);
   vam_free(b);
   vam_free(c);
+}
+
+TEST(VamReap, FreedObjectsComeBackInAddressOrder) {
+  // 1024-byte objects: 16 per 16 KiB block. Fill blocks; take two full ones,
+  // A and B. Frees into a block that is not the front of its class wait
+  // there and come back sorted by address when it becomes the front.
+  const size_t n = 1024;
+  std::vector<char *> v;
+  for (int i = 0; i < 64; ++i) v.push_back(static_cast<char *>(vam_malloc(n)));
+  std::map<uintptr_t, std::vector<char *>> blocks;
+  for (char *p : v) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
+  std::vector<std::vector<char *>> full;
+  for (auto &kv : blocks)
+    if (kv.second.size() == 16) full.push_back(kv.second);
+  ASSERT_GE(full.size(), 2u);
+  std::vector<char *> &a = full[0], &b = full[1];
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  vam_free(a[9]);   // A was full: it becomes the front
+  vam_free(b[3]);   // B was full: B is the front now, A second
+  vam_free(a[12]);  // into A, which is not the front: waits
+  vam_free(a[1]);
+  std::vector<char *> got;
+  for (int i = 0; i < 4; ++i) got.push_back(static_cast<char *>(vam_malloc(n)));
+  EXPECT_EQ(got, (std::vector<char *>{b[3], a[1], a[9], a[12]}));
+  for (char *p : v)
+    if (std::find(got.begin(), got.end(), p) == got.end()) vam_free(p);
+  for (char *p : got) vam_free(p);
 }
 
 TEST(VamOrdered, FreeIntoFullBlockMakesItTheFrontBlock) {
