@@ -38,6 +38,7 @@ struct vam_stats_t {
   size_t pages_in_use;      /* pages handed out by the OS, touched, not discarded */
   size_t pages_discarded;   /* pages given back with discard (cumulative) */
   size_t discard_calls;     /* discard system calls made (cumulative) */
+  size_t huge_remaps;       /* reallocs of huge objects done by remapping pages, no copy (cumulative) */
   size_t segments;          /* 4 MiB areas currently mapped (small + large) */
   size_t heaps;             /* thread heaps ever created (reused after thread exit) */
   size_t abandoned_heaps;   /* heaps of exited threads waiting for a new thread */

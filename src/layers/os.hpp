@@ -2,7 +2,7 @@
 //
 // Every request for address space, every return of it, and every "these
 // pages are dead, drop their contents" goes through this file. Nothing else
-// in src/ calls mmap, munmap or madvise; a port touches only this file, and
+// in src/ calls mmap, mremap, munmap or madvise; a port touches only this file, and
 // tests can count calls through the counters below.
 //
 // The functions never allocate through malloc and never touch errno on
@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,6 +26,7 @@ struct Counters {
   std::atomic<std::uint64_t> maps{0};
   std::atomic<std::uint64_t> unmaps{0};
   std::atomic<std::uint64_t> discards{0};
+  std::atomic<std::uint64_t> remaps{0};
   std::atomic<std::uint64_t> mapped_bytes{0};    // currently mapped through map()
 };
 
@@ -86,6 +88,36 @@ inline void unmap(void *p, std::size_t bytes) noexcept {
   ::munmap(p, bytes);
   counters().unmaps.fetch_add(1, std::memory_order_relaxed);
   counters().mapped_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+// Resize a mapping made by map(), map_aligned() or remap() from old_bytes to
+// new_bytes (multiples of the page size), keeping its contents and its
+// `alignment` (a power of two, at least the page size). The kernel moves
+// page-table entries; no byte is copied. It grows or shrinks in place when
+// it can; otherwise the pages move to a fresh aligned range and the old
+// range is gone. Returns the (possibly new) start, or nullptr with the old
+// mapping untouched.
+inline void *remap(void *p, std::size_t old_bytes, std::size_t new_bytes, std::size_t alignment) noexcept {
+  const int saved = errno;  // the in-place attempt may fail; success must not change errno
+  void *q = ::mremap(p, old_bytes, new_bytes, 0);
+  if (q == MAP_FAILED) {
+    // Reserve an aligned range, then move the pages over it (MREMAP_FIXED
+    // replaces the reservation atomically).
+    void *target = map_aligned(new_bytes, alignment);
+    if (!target) return nullptr;
+    counters().maps.fetch_sub(1, std::memory_order_relaxed);  // a reservation, not a new mapping
+    counters().mapped_bytes.fetch_sub(new_bytes, std::memory_order_relaxed);
+    q = ::mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    if (q == MAP_FAILED) {
+      ::munmap(target, new_bytes);
+      return nullptr;
+    }
+  }
+  errno = saved;
+  counters().remaps.fetch_add(1, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_add(new_bytes, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_sub(old_bytes, std::memory_order_relaxed);
+  return q;
 }
 
 // Tell the kernel the contents of these whole pages are dead: the physical

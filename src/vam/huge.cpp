@@ -7,9 +7,8 @@
 // kept and handed out again for a request of nearly the same size.
 #include "vam/huge.hpp"
 
-#include <sched.h>
-
 #include "layers/os.hpp"
+#include "layers/spin_lock.hpp"
 #include "vam/options.hpp"
 
 namespace alloclab::vam {
@@ -19,14 +18,11 @@ namespace {
 constexpr int kCacheSlots = 16;
 
 struct Cache {
-  std::atomic<bool> lock{false};
+  SpinLock lock;
   Segment *slot[kCacheSlots] = {};
   std::size_t bytes = 0;
-  void acquire() noexcept {
-    while (lock.exchange(true, std::memory_order_acquire))
-      while (lock.load(std::memory_order_relaxed)) sched_yield();
-  }
-  void release() noexcept { lock.store(false, std::memory_order_release); }
+  void acquire() noexcept { lock.lock(); }
+  void release() noexcept { lock.unlock(); }
 };
 
 Cache g_cache;  // constant-initialised
@@ -81,7 +77,7 @@ HugeCounters &huge_counters() noexcept {
 
 void huge_fork_prepare() noexcept { g_cache.acquire(); }
 void huge_fork_parent() noexcept { g_cache.release(); }
-void huge_fork_child() noexcept { g_cache.lock.store(false, std::memory_order_relaxed); }
+void huge_fork_child() noexcept { g_cache.lock.reset(); }
 
 void *huge_alloc(std::size_t n, std::size_t align) noexcept {
   const std::size_t offset = align > kHugeOffset ? align : kHugeOffset;
@@ -120,6 +116,33 @@ void huge_free(Segment *s) noexcept {
     return;
   }
   os::unmap(s, s->map_bytes);
+}
+
+}  // namespace alloclab::vam
+
+namespace alloclab::vam {
+
+void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
+  const auto offset = static_cast<std::size_t>(static_cast<char *>(p) - reinterpret_cast<char *>(s));
+  if (n > (PTRDIFF_MAX >> 1)) return nullptr;
+  const std::size_t bytes = os::align_up(offset + n, kPage);
+  const std::size_t old_bytes = s->map_bytes;
+  if (bytes != old_bytes) {
+    void *mem = os::remap(s, old_bytes, bytes, kSegmentBytes);
+    if (!mem) return nullptr;
+    s = static_cast<Segment *>(mem);
+    s->map_bytes = bytes;
+  }
+  const std::size_t old_usable = s->usable;
+  s->usable = bytes - offset;
+  HugeCounters &c = huge_counters();
+  c.live_bytes.fetch_add(static_cast<std::int64_t>(s->usable) - static_cast<std::int64_t>(old_usable),
+                         std::memory_order_relaxed);
+  c.pages.fetch_add((static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(old_bytes)) /
+                        static_cast<std::int64_t>(kPage),
+                    std::memory_order_relaxed);
+  c.resizes.fetch_add(1, std::memory_order_relaxed);
+  return reinterpret_cast<char *>(s) + offset;
 }
 
 }  // namespace alloclab::vam

@@ -22,6 +22,7 @@ struct HugeCounters {
   std::atomic<std::int64_t> live_objects{0};
   std::atomic<std::int64_t> pages{0};         // pages of live huge objects
   std::atomic<std::int64_t> cached_pages{0};  // pages of freed mappings kept for reuse
+  std::atomic<std::int64_t> resizes{0};       // reallocs done by remapping (cumulative)
 };
 HugeCounters &huge_counters() noexcept;
 
@@ -29,6 +30,10 @@ HugeCounters &huge_counters() noexcept;
 // comes straight from the OS (calloc need not clear it).
 void *huge_alloc(std::size_t n, std::size_t align) noexcept;
 void huge_free(Segment *s) noexcept;
+// Resize the huge object p (of segment s) to n bytes by remapping its pages:
+// no copy, in place when the address space allows. Returns the object's
+// (possibly new) address, or nullptr when the kernel refused (p is intact).
+void *huge_resize(Segment *s, void *p, std::size_t n) noexcept;
 void huge_fork_prepare() noexcept;
 void huge_fork_parent() noexcept;
 void huge_fork_child() noexcept;

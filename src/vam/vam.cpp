@@ -12,6 +12,7 @@
 
 #include "alloclab/vam.h"
 #include "layers/os.hpp"
+#include "layers/spin_lock.hpp"
 #include "vam/api.hpp"
 #include "vam/check.hpp"
 #include "vam/heap.hpp"
@@ -23,20 +24,6 @@ namespace alloclab::vam {
 namespace {
 
 // ---- global state: one small lock guards the heap lists only ------------
-
-class SpinLock {
- public:
-  void lock() noexcept {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) sched_yield();
-    }
-  }
-  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
-  void reset() noexcept { flag_.store(false, std::memory_order_relaxed); }
-
- private:
-  std::atomic<bool> flag_{false};
-};
 
 struct Global {
   SpinLock lock;
@@ -278,6 +265,9 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   if (s->kind == SegKind::large && s->owner == t_heap && n > kSmallMax &&
       n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
     return p;
+  // A huge object that stays huge moves its pages, not its bytes.
+  if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))
+    if (void *q = huge_resize(s, p, n)) return q;
   void *q = malloc_impl(n);
   if (!q) return nullptr;  // errno is ENOMEM; p stays valid
   memcpy(q, p, n < have ? n : have);
@@ -378,6 +368,7 @@ void collect_stats(vam_stats_t *out) noexcept {
                       pos(hc.cached_pages.load(std::memory_order_relaxed));
   out->pages_discarded = pos(discarded);
   out->discard_calls = pos(calls);
+  out->huge_remaps = pos(hc.resizes.load(std::memory_order_relaxed));
   out->segments = pos(segs);
   const std::size_t live_pages = (out->live_bytes + kPage - 1) / kPage;
   out->fragmentation = live_pages ? double(out->pages_in_use) / double(live_pages) : 0.0;
@@ -423,6 +414,7 @@ void print_stats(int fd) noexcept {
   o.kv("  pages in use      ", s.pages_in_use);
   o.kv("  pages discarded   ", s.pages_discarded);
   o.kv("  discard calls     ", s.discard_calls);
+  o.kv("  huge remaps       ", s.huge_remaps);
   o.kv("  segments          ", s.segments);
   o.kv("  heaps             ", s.heaps);
   o.kv("  abandoned heaps   ", s.abandoned_heaps);

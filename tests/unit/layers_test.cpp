@@ -1,4 +1,7 @@
 // Unit tests of the heap layers on their own.
+#include <cerrno>
+#include <sys/mman.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -148,6 +151,31 @@ TEST(Os, MapAlignedHonoursLargeAlignments) {
     static_cast<char *>(p)[0] = 1;
     os::unmap(p, os::page_size() * 3);
   }
+}
+
+TEST(Os, RemapKeepsContentsAndAlignmentWhetherItMovesOrNot) {
+  const std::size_t a = std::size_t{1} << 22, ps = os::page_size();
+  auto *p = static_cast<unsigned char *>(os::map_aligned(ps * 4, a));
+  ASSERT_NE(p, nullptr);
+  for (std::size_t i = 0; i < ps * 4; ++i) p[i] = static_cast<unsigned char>(i * 7);
+  // Occupy the pages right after the mapping so that growing must move.
+  void *blocker = ::mmap(p + ps * 4, ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  const bool blocked = blocker == p + ps * 4;
+  const std::uint64_t remaps = os::counters().remaps.load();
+  errno = 1234;
+  auto *q = static_cast<unsigned char *>(os::remap(p, ps * 4, ps * 1000, a));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(errno, 1234);  // a failed in-place attempt must not leak into errno
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % a, 0u);
+  if (blocked) EXPECT_NE(q, p);
+  for (std::size_t i = 0; i < ps * 4; ++i) ASSERT_EQ(q[i], static_cast<unsigned char>(i * 7)) << i;
+  q[ps * 1000 - 1] = 1;  // the new tail is mapped and writable
+  auto *r = static_cast<unsigned char *>(os::remap(q, ps * 1000, ps * 2, a));
+  EXPECT_EQ(r, q);  // shrinking never moves
+  EXPECT_EQ(r[ps + 5], static_cast<unsigned char>((ps + 5) * 7));
+  EXPECT_EQ(os::counters().remaps.load(), remaps + 2);
+  os::unmap(r, ps * 2);
+  if (blocked) ::munmap(blocker, ps);
 }
 
 TEST(PtrSet, InsertEraseContainsAndIterateAcrossGrowth) {

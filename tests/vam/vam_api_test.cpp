@@ -169,6 +169,46 @@ TEST(VamRealloc, FailureReturnsNullSetsEnomemAndKeepsOldBlock) {
   vam_free(p);
 }
 
+TEST(VamRealloc, HugeObjectsGrowAndShrinkByRemappingPagesNotCopying) {
+  const size_t first = 1 << 20;
+  auto *p = static_cast<unsigned char *>(vam_malloc(first));
+  ASSERT_NE(p, nullptr);
+  fill(p, first, 5);
+  const size_t remaps = stats().huge_remaps;
+  for (size_t n : {size_t{8} << 20, size_t{64} << 20, size_t{200} << 20, size_t{2} << 20}) {
+    p = static_cast<unsigned char *>(vam_realloc(p, n));
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 16, 0u);
+    EXPECT_GE(vam_usable_size(p), n);
+    EXPECT_TRUE(check(p, first, 5)) << "after realloc to " << n;
+    p[n - 1] = 0x5a;  // the whole new size is usable
+  }
+  EXPECT_EQ(stats().huge_remaps, remaps + 4);
+  vam_free(p);
+}
+
+TEST(VamRealloc, AlignedHugeObjectSurvivesARemap) {
+  void *v = nullptr;
+  ASSERT_EQ(vam_posix_memalign(&v, size_t{1} << 20, size_t{3} << 20), 0);
+  auto *p = static_cast<unsigned char *>(v);
+  fill(p, size_t{3} << 20, 7);
+  p = static_cast<unsigned char *>(vam_realloc(p, size_t{40} << 20));
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(check(p, size_t{3} << 20, 7));
+  vam_free(p);  // the header moved with the pages: free still finds it
+}
+
+TEST(VamRealloc, HugeFailureReturnsNullSetsEnomemAndKeepsOldBlock) {
+  auto *p = static_cast<unsigned char *>(vam_malloc(size_t{2} << 20));
+  ASSERT_NE(p, nullptr);
+  fill(p, size_t{2} << 20, 3);
+  errno = 0;
+  EXPECT_EQ(vam_realloc(p, SIZE_MAX - 4096), nullptr);
+  EXPECT_EQ(errno, ENOMEM);
+  EXPECT_TRUE(check(p, size_t{2} << 20, 3));
+  vam_free(p);
+}
+
 TEST(VamRealloc, ToZeroFreesAndReturnsNullLikeGlibc) {
   void *p = vam_malloc(64);
   EXPECT_EQ(vam_realloc(p, 0), nullptr);
