@@ -73,7 +73,7 @@ void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
 
 void discard_block(Heap *h, Block *b, int kind) noexcept {
   const std::int64_t n = block_pages(kind);
-  os::discard(block_start(b), static_cast<std::size_t>(n) * kPage);
+  os::discard(b->start, static_cast<std::size_t>(n) * kPage);
   b->discarded = 1;
   h->counters.pages_in_use.add(-n);
   h->counters.pages_discarded.add(n);
@@ -102,6 +102,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     }
     const std::uint32_t i = s->next_block++;
     b = s->blocks() + i;
+    b->start = s->block_start(i);
     b->discarded = 0;
     // Pages of the block table are touched as it grows.
     if ((reinterpret_cast<std::uintptr_t>(b) & (kPage - 1)) < sizeof(Block))
@@ -115,9 +116,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   b->capacity = static_cast<std::uint16_t>(cap);
   b->used = 0;
   b->free = nullptr;
-  b->local_free = nullptr;
-  b->bump = block_start(b);
-  b->end = b->bump + cap * size;
+  b->bump = b->start;
+  b->end = b->start + cap * size;
   h->counters.class_blocks[cls].add(1);
   avail_push_front(h, b);
   return b;
@@ -169,63 +169,18 @@ Heap *heap_create() noexcept {
   return h;
 }
 
-// A block becoming the front of its class (or refilling while it is) takes
-// the objects freed into it meanwhile, sorted by address, ahead of its
-// current free list. Reuse then walks those holes front to back as the bump
-// pointer did, whatever order the frees came in: consecutive allocations
-// land close together and in ascending addresses (what hardware prefetchers
-// follow), even in a heap whose holes were punched at random (littering).
-// Each freed object is sorted at most once.
-void activate(Block *b) noexcept {
-  FreeObj *f = b->local_free;
-  b->local_free = nullptr;
-  if (!f->next) {
-    f->next = b->free;
-    b->free = f;
-    return;
-  }
-  char *const start = block_start(b);
-  // Object offsets are multiples of 16 (of 8 in the 8-byte class): one bit
-  // per 16 bytes covers a 16 KiB block in 16 words.
-  const unsigned shift = b->size < 16 ? 3 : 4;
-  constexpr std::size_t kWords = kMediumBlockBytes / 16 / 64;
-  static_assert(kSmallBlockBytes / 8 / 64 <= kWords);
-  std::uint64_t bits[kWords] = {};
-  const auto nwords = static_cast<std::size_t>(((b->end - start) >> shift) + 63) / 64;
-  for (; f; f = f->next) {
-    const auto i = static_cast<std::size_t>(reinterpret_cast<char *>(f) - start) >> shift;
-    bits[i / 64] |= std::uint64_t{1} << (i % 64);
-  }
-  FreeObj *head = b->free;
-  for (std::size_t w = nwords; w-- > 0;) {
-    for (std::uint64_t m = bits[w]; m != 0;) {
-      const unsigned t = 63u - static_cast<unsigned>(__builtin_clzll(m));
-      m &= ~(std::uint64_t{1} << t);
-      auto *o = reinterpret_cast<FreeObj *>(start + ((w * 64 + t) << shift));
-      o->next = head;
-      head = o;
-    }
-  }
-  b->free = head;
-}
-
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
-  // Full blocks leave the front of the list and the next block in order is
-  // used (§3.5); whichever block ends up at the front first takes in the
-  // objects freed into it while it was not.
+  // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
-  for (;;) {
-    if (!b) {
-      b = get_block(h, cls);
-      if (!b) return nullptr;
-      break;
-    }
-    if (b->local_free) activate(b);
-    if (b->free || b->bump < b->end) break;
+  while (b && !b->free && b->bump >= b->end) {
     avail_remove(h, b);
     b->state = BlockState::full;
     b = h->avail[cls];
+  }
+  if (!b) {
+    b = get_block(h, cls);
+    if (!b) return nullptr;
   }
   return small_alloc(h, cls);
 }
@@ -271,15 +226,14 @@ void heap_collect(Heap *h) noexcept {
     std::size_t run_bytes = 0;
     while (Block *b = h->empty_dirty[kind]) {
       h->empty_dirty[kind] = b->next;
-      char *start = block_start(b);
-      if (run && start == run + run_bytes) {
+      if (run && b->start == run + run_bytes) {
         run_bytes += bytes;
-      } else if (run && start + bytes == run) {
-        run = start;
+      } else if (run && b->start + bytes == run) {
+        run = b->start;
         run_bytes += bytes;
       } else {
         if (run) discard_run(h, run, run_bytes);
-        run = start;
+        run = b->start;
         run_bytes = bytes;
       }
       b->discarded = 1;

@@ -53,9 +53,7 @@ void heap_abandon(Heap *h) noexcept;   // the owning thread is gone
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
 
 // Allocation fast path: reap allocation from the front block (§3.4) —
-// reuse a freed object (in address order), else bump; anything else —
-// including turning the objects freed since into the next free list — is
-// the slow path.
+// reuse a freed object, else bump; anything else is the slow path.
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   Block *b = h->avail[cls];
   if (VAM_LIKELY(b != nullptr)) {
@@ -80,14 +78,10 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
   VAM_CHECK(b->state == BlockState::in_list || b->state == BlockState::full);  // double free?
-  VAM_CHECK((static_cast<char *>(p) - block_start(b)) % b->size == 0 && b->used > 0);
-  // The front block reuses its frees at once (LIFO: the object just freed
-  // is the one still in cache). Any other block collects them on
-  // local_free until it becomes the front (heap.cpp: activate).
+  VAM_CHECK((static_cast<char *>(p) - b->start) % b->size == 0 && b->used > 0);
   auto *f = static_cast<FreeObj *>(p);
-  FreeObj *&list = h->avail[b->cls] == b ? b->free : b->local_free;
-  f->next = list;
-  list = f;
+  f->next = b->free;
+  b->free = f;
   h->counters.class_live[b->cls].add(-1);
   if (VAM_LIKELY(--b->used != 0 && b->state == BlockState::in_list)) return;
   small_free_slow(h, b);

@@ -46,10 +46,10 @@ enum class BlockState : std::uint8_t { fresh = 0, in_list, full, empty };
 struct Block {
   Block *next;          // available list of its class, or empty list
   Block *prev;
-  FreeObj *free;        // freed objects handed out next
-  FreeObj *local_free;  // freed while not the front block; sorted on activation
+  FreeObj *free;        // objects freed into this block (reap: reuse after bump)
   char *bump;           // next never-used object
-  char *end;            // first byte after the last object
+  char *end;            // start + capacity * size
+  char *start;
   std::uint32_t size;   // object size
   std::uint16_t cls;
   std::uint16_t used;   // live objects
@@ -90,12 +90,6 @@ static_assert(sizeof(Segment) <= kBlockTableOffset);
 
 inline Segment *segment_of(const void *p) noexcept {
   return reinterpret_cast<Segment *>(reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1));
-}
-
-// First byte of block b: its index in the block table names its pages.
-inline char *block_start(Block *b) noexcept {
-  Segment *s = segment_of(b);
-  return s->block_start(static_cast<std::size_t>(b - s->blocks()));
 }
 
 inline Block *block_of(Segment *s, const void *p) noexcept {

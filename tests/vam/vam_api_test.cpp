@@ -360,32 +360,47 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
   vam_free(c);
 }
 
-TEST(VamReap, FreedObjectsComeBackInAddressOrder) {
-  // 1024-byte objects: 16 per 16 KiB block. Fill blocks; take two full ones,
-  // A and B. Frees into a block that is not the front of its class wait
-  // there and come back sorted by address when it becomes the front.
-  const size_t n = 1024;
-  std::vector<char *> v;
-  for (int i = 0; i < 64; ++i) v.push_back(static_cast<char *>(vam_malloc(n)));
-  std::map<uintptr_t, std::vector<char *>> blocks;
-  for (char *p : v) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
-  std::vector<std::vector<char *>> full;
-  for (auto &kv : blocks)
-    if (kv.second.size() == 16) full.push_back(kv.second);
-  ASSERT_GE(full.size(), 2u);
-  std::vector<char *> &a = full[0], &b = full[1];
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  vam_free(a[9]);   // A was full: it becomes the front
-  vam_free(b[3]);   // B was full: B is the front now, A second
-  vam_free(a[12]);  // into A, which is not the front: waits
-  vam_free(a[1]);
-  std::vector<char *> got;
-  for (int i = 0; i < 4; ++i) got.push_back(static_cast<char *>(vam_malloc(n)));
-  EXPECT_EQ(got, (std::vector<char *>{b[3], a[1], a[9], a[12]}));
-  for (char *p : v)
-    if (std::find(got.begin(), got.end(), p) == got.end()) vam_free(p);
-  for (char *p : got) vam_free(p);
+// Two full blocks A and B of 1024-byte objects (16 per 16 KiB block), then
+// frees that leave A second in the class's list with three objects freed
+// out of address order.
+struct TwoBlocks {
+  std::vector<char *> all, a, b;
+  TwoBlocks() {
+    for (int i = 0; i < 64; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
+    std::map<uintptr_t, std::vector<char *>> blocks;
+    for (char *p : all) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
+    std::vector<std::vector<char *>> full;
+    for (auto &kv : blocks)
+      if (kv.second.size() == 16) full.push_back(kv.second);
+    if (full.size() < 2) return;
+    a = full[0];
+    b = full[1];
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    vam_free(a[9]);   // A was full: it becomes the front
+    vam_free(b[3]);   // B too: B is the front now, A second
+    vam_free(a[12]);
+    vam_free(a[1]);   // A's free list, newest first: 1, 12, 9
+  }
+  std::vector<char *> next4() {
+    std::vector<char *> got;
+    for (int i = 0; i < 4; ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
+    return got;
+  }
+  void release(const std::vector<char *> &got) {
+    for (char *p : all)
+      if (p != a[9] && p != b[3] && p != a[12] && p != a[1]) vam_free(p);
+    for (char *p : got) vam_free(p);
+  }
+};
+
+TEST(VamReap, NextBlockInOrderReusesItsFreesNewestFirst) {
+  TwoBlocks t;
+  ASSERT_FALSE(t.a.empty());
+  const auto got = t.next4();
+  // B (the front) first, then A, newest free first (§3.4's LIFO list).
+  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[1], t.a[12], t.a[9]}));
+  t.release(got);
 }
 
 TEST(VamOrdered, FreeIntoFullBlockMakesItTheFrontBlock) {
