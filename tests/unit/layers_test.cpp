@@ -167,7 +167,9 @@ TEST(Os, RemapKeepsContentsAndAlignmentWhetherItMovesOrNot) {
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(errno, 1234);  // a failed in-place attempt must not leak into errno
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(q) % a, 0u);
-  if (blocked) EXPECT_NE(q, p);
+  if (blocked) {
+    EXPECT_NE(q, p);
+  }
   for (std::size_t i = 0; i < ps * 4; ++i) ASSERT_EQ(q[i], static_cast<unsigned char>(i * 7)) << i;
   q[ps * 1000 - 1] = 1;  // the new tail is mapped and writable
   auto *r = static_cast<unsigned char *>(os::remap(q, ps * 1000, ps * 2, a));
