@@ -21,8 +21,6 @@ struct Cache {
   SpinLock lock;
   Segment *slot[kCacheSlots] = {};
   std::size_t bytes = 0;
-  void acquire() noexcept { lock.lock(); }
-  void release() noexcept { lock.unlock(); }
 };
 
 Cache g_cache;  // constant-initialised
@@ -32,7 +30,7 @@ Segment *cache_take(std::size_t bytes) noexcept {
   if (g_cache.bytes == 0) return nullptr;  // racy peek; the lock decides
   Segment *best = nullptr;
   int best_i = -1;
-  g_cache.acquire();
+  g_cache.lock.lock();
   for (int i = 0; i < kCacheSlots; ++i) {
     Segment *s = g_cache.slot[i];
     if (s && s->map_bytes >= bytes && s->map_bytes - bytes <= bytes / 4 &&
@@ -45,7 +43,7 @@ Segment *cache_take(std::size_t bytes) noexcept {
     g_cache.slot[best_i] = nullptr;
     g_cache.bytes -= best->map_bytes;
   }
-  g_cache.release();
+  g_cache.lock.unlock();
   return best;
 }
 
@@ -53,7 +51,7 @@ bool cache_put(Segment *s) noexcept {
   const auto limit = static_cast<std::size_t>(options().huge_cache);
   if (s->map_bytes > limit / 2) return false;
   bool kept = false;
-  g_cache.acquire();
+  g_cache.lock.lock();
   if (g_cache.bytes + s->map_bytes <= limit) {
     for (int i = 0; i < kCacheSlots; ++i) {
       if (!g_cache.slot[i]) {
@@ -64,7 +62,7 @@ bool cache_put(Segment *s) noexcept {
       }
     }
   }
-  g_cache.release();
+  g_cache.lock.unlock();
   return kept;
 }
 
@@ -75,8 +73,8 @@ HugeCounters &huge_counters() noexcept {
   return c;
 }
 
-void huge_fork_prepare() noexcept { g_cache.acquire(); }
-void huge_fork_parent() noexcept { g_cache.release(); }
+void huge_fork_prepare() noexcept { g_cache.lock.lock(); }
+void huge_fork_parent() noexcept { g_cache.lock.unlock(); }
 void huge_fork_child() noexcept { g_cache.lock.reset(); }
 
 void *huge_alloc(std::size_t n, std::size_t align) noexcept {
@@ -117,10 +115,6 @@ void huge_free(Segment *s) noexcept {
   }
   os::unmap(s, s->map_bytes);
 }
-
-}  // namespace alloclab::vam
-
-namespace alloclab::vam {
 
 void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   const auto offset = static_cast<std::size_t>(static_cast<char *>(p) - reinterpret_cast<char *>(s));
