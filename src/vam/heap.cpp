@@ -35,14 +35,21 @@ void avail_push_front(Heap *h, Block *b) noexcept {
   Block *&head = h->avail[b->cls];
   b->prev = nullptr;
   b->next = head;
-  if (head) head->prev = b;
+  if (head) {
+    head->prev = b;
+    head->state = BlockState::waiting;
+  }
   head = b;
-  b->state = BlockState::in_list;
+  b->state = BlockState::front;
 }
 
 void avail_remove(Heap *h, Block *b) noexcept {
-  if (b->prev) b->prev->next = b->next;
-  else h->avail[b->cls] = b->next;
+  if (b->prev) {
+    b->prev->next = b->next;
+  } else {
+    h->avail[b->cls] = b->next;
+    if (b->next) b->next->state = BlockState::front;
+  }
   if (b->next) b->next->prev = b->prev;
   b->next = b->prev = nullptr;
 }
@@ -104,18 +111,23 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     b = s->blocks() + i;
     b->start = s->block_start(i);
     b->discarded = 0;
-    // Pages of the block table are touched as it grows.
-    if ((reinterpret_cast<std::uintptr_t>(b) & (kPage - 1)) < sizeof(Block))
-      h->counters.pages_in_use.add(1);
+    // Pages of the block table are touched as it grows (records never
+    // straddle a page; the header page was counted with the segment).
+    const std::uintptr_t before = i == (kSegmentHeaderBytes >> s->block_shift)
+                                      ? reinterpret_cast<std::uintptr_t>(s)
+                                      : reinterpret_cast<std::uintptr_t>(b - 1);
+    if (reinterpret_cast<std::uintptr_t>(b) / kPage != before / kPage) h->counters.pages_in_use.add(1);
     h->counters.pages_in_use.add(block_pages(kind));
   }
   const std::size_t size = class_size(cls);
   const std::size_t cap = (kind ? kMediumBlockBytes : kSmallBlockBytes) / size;
   b->size = static_cast<std::uint32_t>(size);
   b->cls = static_cast<std::uint16_t>(cls);
-  b->capacity = static_cast<std::uint16_t>(cap);
+  b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
   b->used = 0;
   b->free = nullptr;
+  b->npending = 0;
+  for (std::uint64_t &w : b->pending) w = 0;
   b->bump = b->start;
   b->end = b->start + cap * size;
   h->counters.class_blocks[cls].add(1);
@@ -159,6 +171,32 @@ void retire(Heap *h, Block *b) noexcept {
   }
 }
 
+// The slots freed while `b` was not the front become its free list, lowest
+// address first. Only the bitmap is read; each slot is written once, its
+// next pointer, and these independent stores overlap where a walk of a list
+// would wait for one miss after another.
+bool take_pending(Block *b) noexcept {
+  FreeObj *head = nullptr;
+  FreeObj **tail = &head;
+  const std::size_t words = (static_cast<std::size_t>(b->end - b->start) / b->size + 63) / 64;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t bits = b->pending[w];
+    if (!bits) continue;
+    b->pending[w] = 0;
+    char *base = b->start + w * 64 * b->size;
+    do {
+      auto *f = reinterpret_cast<FreeObj *>(base + static_cast<std::size_t>(__builtin_ctzll(bits)) * b->size);
+      *tail = f;
+      tail = &f->next;
+      bits &= bits - 1;
+    } while (bits);
+  }
+  *tail = nullptr;
+  b->free = head;
+  b->npending = 0;
+  return head != nullptr;
+}
+
 }  // namespace
 
 Heap *heap_create() noexcept {
@@ -173,7 +211,7 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
-  while (b && !b->free && b->bump >= b->end) {
+  while (b && !b->free && b->bump >= b->end && !(b->npending && take_pending(b))) {
     avail_remove(h, b);
     b->state = BlockState::full;
     b = h->avail[cls];

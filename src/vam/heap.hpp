@@ -75,15 +75,33 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 }
 
 // Free fast path for an object of a block this thread's heap owns.
+//
+// A free into the block allocation is using (the front of its class's list)
+// or into a full block (which becomes the front) goes on the block's LIFO
+// list, so the next allocation reuses the object most likely still in cache
+// (§3.4). A free into a block further down the list cannot be reused before
+// that block is the front again, by which time LIFO order means nothing: it
+// sets the slot's bit in `pending` instead, and the block's next use takes
+// those slots in address order — on a fragmented heap, consecutive objects
+// then run forwards through the page rather than jumping about in it.
 inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
-  VAM_CHECK(b->state == BlockState::in_list || b->state == BlockState::full);  // double free?
+  VAM_CHECK(b->state == BlockState::front || b->state == BlockState::waiting ||
+            b->state == BlockState::full);  // double free?
   VAM_CHECK((static_cast<char *>(p) - b->start) % b->size == 0 && b->used > 0);
-  auto *f = static_cast<FreeObj *>(p);
-  f->next = b->free;
-  b->free = f;
   h->counters.class_live[b->cls].add(-1);
-  if (VAM_LIKELY(--b->used != 0 && b->state == BlockState::in_list)) return;
+  if (b->state == BlockState::waiting) {
+    const std::uint32_t i = b->slot_of(p);
+    VAM_CHECK((b->pending[i / 64] >> (i % 64) & 1) == 0);  // double free
+    b->pending[i / 64] |= std::uint64_t{1} << (i % 64);
+    ++b->npending;
+    if (VAM_LIKELY(--b->used != 0)) return;
+  } else {
+    auto *f = static_cast<FreeObj *>(p);
+    f->next = b->free;
+    b->free = f;
+    if (VAM_LIKELY(--b->used != 0 && b->state == BlockState::front)) return;
+  }
   small_free_slow(h, b);
 }
 

@@ -38,12 +38,16 @@ struct FreeObj {
   FreeObj *next;
 };
 
-// Life of a page block: fresh (never used) -> in_list (has room, in its
-// class's available list) <-> full (off every list) -> empty (in the heap's
-// empty list, reusable for any class of the same block size).
-enum class BlockState : std::uint8_t { fresh = 0, in_list, full, empty };
+// Life of a page block: fresh (never used) -> in its class's available list,
+// as the front (allocation takes objects from it) or waiting behind it <->
+// full (off every list) -> empty (in the heap's empty list, reusable for any
+// class of the same block size).
+enum class BlockState : std::uint8_t { fresh = 0, front, waiting, full, empty };
 
-struct Block {
+// Most slots per block: 4096 / 8 (the smallest class in a one-page block).
+inline constexpr std::size_t kMaxSlots = 512;
+
+struct alignas(128) Block {
   Block *next;          // available list of its class, or empty list
   Block *prev;
   FreeObj *free;        // objects freed into this block (reap: reuse after bump)
@@ -53,17 +57,29 @@ struct Block {
   std::uint32_t size;   // object size
   std::uint16_t cls;
   std::uint16_t used;   // live objects
-  std::uint16_t capacity;
+  std::uint16_t npending;  // bits set in `pending`
   BlockState state;
   std::uint8_t discarded;  // pages given back; contents read as zero
+  std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
+  // Slots freed while the block was not its class's front block (heap.hpp):
+  // they become the free list, in address order, when the block is next used.
+  std::uint64_t pending[kMaxSlots / 64];
+
+  std::uint32_t slot_of(const void *p) const noexcept {
+    const auto off = static_cast<std::uint64_t>(static_cast<const char *>(p) - start);
+    return static_cast<std::uint32_t>((off * recip) >> 32);
+  }
 };
-static_assert(sizeof(Block) == 64);
+static_assert(sizeof(Block) == 128);
+static_assert(offsetof(Block, pending) == 64);  // the hot fields share one cache line
+static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots && kMediumBlockBytes / kMediumMin <= kMaxSlots);
 
 inline constexpr std::size_t kMaxBlocksPerSegment = kSegmentBytes / kSmallBlockBytes;  // 1024
 inline constexpr std::size_t kBlockTableOffset = 256;
-inline constexpr std::size_t kSegmentHeaderBytes = 80 * 1024;  // 256 + 1024*64, rounded to 16 KiB
+inline constexpr std::size_t kSegmentHeaderBytes = 144 * 1024;  // 256 + 1024*128, rounded to 16 KiB
 static_assert(kBlockTableOffset + kMaxBlocksPerSegment * sizeof(Block) <= kSegmentHeaderBytes);
 static_assert(kSegmentHeaderBytes % kMediumBlockBytes == 0);
+static_assert(kBlockTableOffset % sizeof(Block) == 0 && kPage % sizeof(Block) == 0);  // no record straddles a page
 
 struct Segment {
   std::uint64_t magic;

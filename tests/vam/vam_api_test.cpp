@@ -361,8 +361,9 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
 }
 
 // Two full blocks A and B of 1024-byte objects (16 per 16 KiB block), then
-// frees that leave A second in the class's list with three objects freed
-// out of address order.
+// frees that leave A second in the class's list: one object freed while A
+// was the front (its LIFO list), two freed out of address order after B
+// took the front (pending: they come back in address order).
 struct TwoBlocks {
   std::vector<char *> all, a, b;
   TwoBlocks() {
@@ -379,8 +380,8 @@ struct TwoBlocks {
     std::sort(b.begin(), b.end());
     vam_free(a[9]);   // A was full: it becomes the front
     vam_free(b[3]);   // B too: B is the front now, A second
-    vam_free(a[12]);
-    vam_free(a[1]);   // A's free list, newest first: 1, 12, 9
+    vam_free(a[12]);  // A is not the front: pending
+    vam_free(a[1]);
   }
   std::vector<char *> next4() {
     std::vector<char *> got;
@@ -394,14 +395,50 @@ struct TwoBlocks {
   }
 };
 
-TEST(VamReap, NextBlockInOrderReusesItsFreesNewestFirst) {
+TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto got = t.next4();
-  // B (the front) first, then A, newest free first (§3.4's LIFO list).
-  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[1], t.a[12], t.a[9]}));
+  // B (the front) first; then A: its LIFO list (a[9]), then the slots freed
+  // while it waited, lowest address first.
+  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
   t.release(got);
 }
+
+TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
+  // A littered block: objects freed in a scrambled order while another
+  // block is the front.
+  TwoBlocks t;
+  ASSERT_FALSE(t.a.empty());
+  const auto first = t.next4();     // A and B are full again
+  vam_free(t.a[14]);                // A becomes the front: LIFO list
+  vam_free(t.b[5]);                 // B becomes the front, A waits
+  const int scrambled[] = {4, 10, 0, 6, 2, 8, 13};
+  for (int i : scrambled) vam_free(t.a[i]);
+  std::vector<char *> want = {t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
+  std::vector<char *> got;
+  for (size_t i = 0; i < want.size(); ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
+  std::vector<char *> got_sorted = got, want_sorted = want;
+  std::sort(got_sorted.begin(), got_sorted.end());
+  std::sort(want_sorted.begin(), want_sorted.end());
+  ASSERT_EQ(got_sorted, want_sorted);  // else the objects are left alone rather than freed twice
+  EXPECT_EQ(got, want);
+  t.release(first);  // frees `got` too: the same objects as the ones freed above
+}
+
+#ifndef NDEBUG
+TEST(VamDebugChecks, DoubleFreeIntoAWaitingBlockAbortsInDebugBuilds) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        TwoBlocks t;
+        if (t.a.empty()) abort();  // not the check under test: the message differs
+        vam_free(t.a[5]);          // A waits behind B: pending
+        vam_free(t.a[5]);
+      },
+      "internal check failed");
+}
+#endif
 
 TEST(VamOrdered, FreeIntoFullBlockMakesItTheFrontBlock) {
   // 4096 / 240 = 17 objects per one-page block; fill three blocks.
