@@ -22,7 +22,6 @@ struct Counter {
 };
 
 struct HeapCounters {
-  Counter class_live[kNumClasses];    // live objects per page-block class
   Counter class_blocks[kNumClasses];  // page blocks assigned per class
   Counter large_live_bytes;
   Counter large_live_objects;

@@ -37,10 +37,10 @@ void avail_push_front(Heap *h, Block *b) noexcept {
   b->next = head;
   if (head) {
     head->prev = b;
-    head->state = BlockState::waiting;
+    store_relaxed(head->state, BlockState::waiting);
   }
   head = b;
-  b->state = BlockState::front;
+  store_relaxed(b->state, BlockState::front);
 }
 
 void avail_remove(Heap *h, Block *b) noexcept {
@@ -48,7 +48,7 @@ void avail_remove(Heap *h, Block *b) noexcept {
     b->prev->next = b->next;
   } else {
     h->avail[b->cls] = b->next;
-    if (b->next) b->next->state = BlockState::front;
+    if (b->next) store_relaxed(b->next->state, BlockState::front);
   }
   if (b->next) b->next->prev = b->prev;
   b->next = b->prev = nullptr;
@@ -67,6 +67,8 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
   s->nblocks = static_cast<std::uint32_t>(kSegmentBytes >> s->block_shift);
   h->counters.segments.add(1);
   h->counters.pages_in_use.add(1);  // the header page
+  s->next = h->block_segs.load(std::memory_order_relaxed);
+  h->block_segs.store(s, std::memory_order_release);
   return s;
 }
 
@@ -107,7 +109,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
       if (!s) return nullptr;
       h->carve[kind] = s;
     }
-    const std::uint32_t i = s->next_block++;
+    const std::uint32_t i = s->next_block;
+    store_relaxed(s->next_block, i + 1);
     b = s->blocks() + i;
     b->start = s->block_start(i);
     b->discarded = 0;
@@ -122,11 +125,11 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   const std::size_t size = class_size(cls);
   const std::size_t cap = (kind ? kMediumBlockBytes : kSmallBlockBytes) / size;
   b->size = static_cast<std::uint32_t>(size);
-  b->cls = static_cast<std::uint16_t>(cls);
+  store_relaxed(b->cls, static_cast<std::uint16_t>(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
-  b->used = 0;
+  store_relaxed<std::uint16_t>(b->used, 0);
   b->free = nullptr;
-  b->npending = 0;
+  b->has_pending = 0;
   for (std::uint64_t &w : b->pending) w = 0;
   b->bump = b->start;
   b->end = b->start + cap * size;
@@ -153,7 +156,7 @@ void note_dirty(Heap *h, std::int64_t pages) noexcept {
 // go back to the OS.
 void retire(Heap *h, Block *b) noexcept {
   avail_remove(h, b);
-  b->state = BlockState::empty;
+  store_relaxed(b->state, BlockState::empty);
   h->counters.class_blocks[b->cls].add(-1);
   const int kind = kind_of_class(b->cls);
   switch (static_cast<DiscardPolicy>(options().discard)) {
@@ -193,7 +196,7 @@ bool take_pending(Block *b) noexcept {
   }
   *tail = nullptr;
   b->free = head;
-  b->npending = 0;
+  b->has_pending = 0;
   return head != nullptr;
 }
 
@@ -211,9 +214,9 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
-  while (b && !b->free && b->bump >= b->end && !(b->npending && take_pending(b))) {
+  while (b && !b->free && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
     avail_remove(h, b);
-    b->state = BlockState::full;
+    store_relaxed(b->state, BlockState::full);
     b = h->avail[cls];
   }
   if (!b) {

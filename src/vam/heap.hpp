@@ -37,6 +37,7 @@ struct Heap {
   Segment *carve[2] = {};                   // segment handing out fresh blocks (small, medium)
   Block *empty_dirty[2] = {};               // empty blocks, pages still resident
   Block *empty_clean[2] = {};               // empty blocks, pages discarded
+  std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
   std::int64_t dirty_pages = 0;             // empty, undiscarded pages (blocks + large)
   std::int64_t dirty_since_ms = 0;
   LargeHeap large;
@@ -59,15 +60,13 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   if (VAM_LIKELY(b != nullptr)) {
     if (FreeObj *f = b->free; VAM_LIKELY(f != nullptr)) {
       b->free = f->next;
-      ++b->used;
-      h->counters.class_live[cls].add(1);
+      store_relaxed<std::uint16_t>(b->used, b->used + 1);
       return f;
     }
     if (VAM_LIKELY(b->bump < b->end)) {
       char *p = b->bump;
       b->bump = p + b->size;
-      ++b->used;
-      h->counters.class_live[cls].add(1);
+      store_relaxed<std::uint16_t>(b->used, b->used + 1);
       return p;
     }
   }
@@ -89,18 +88,19 @@ inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
   VAM_CHECK(b->state == BlockState::front || b->state == BlockState::waiting ||
             b->state == BlockState::full);  // double free?
   VAM_CHECK((static_cast<char *>(p) - b->start) % b->size == 0 && b->used > 0);
-  h->counters.class_live[b->cls].add(-1);
+  const std::uint16_t used = b->used - 1;
+  store_relaxed(b->used, used);
   if (b->state == BlockState::waiting) {
     const std::uint32_t i = b->slot_of(p);
     VAM_CHECK((b->pending[i / 64] >> (i % 64) & 1) == 0);  // double free
     b->pending[i / 64] |= std::uint64_t{1} << (i % 64);
-    ++b->npending;
-    if (VAM_LIKELY(--b->used != 0)) return;
+    b->has_pending = 1;
+    if (VAM_LIKELY(used != 0)) return;
   } else {
     auto *f = static_cast<FreeObj *>(p);
     f->next = b->free;
     b->free = f;
-    if (VAM_LIKELY(--b->used != 0 && b->state == BlockState::front)) return;
+    if (VAM_LIKELY(used != 0 && b->state == BlockState::front)) return;
   }
   small_free_slow(h, b);
 }

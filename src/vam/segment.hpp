@@ -34,6 +34,19 @@ enum class SegKind : std::uint32_t {
 
 struct Heap;
 
+// Fields that statistics read from other threads (a block's live count,
+// class and state; a segment's carved count) are written only by the owning
+// thread, with these relaxed stores, and read elsewhere with relaxed loads:
+// the same plain moves on x86-64, but no data race.
+template <class T>
+inline void store_relaxed(T &field, T value) noexcept {
+  std::atomic_ref<T>(field).store(value, std::memory_order_relaxed);
+}
+template <class T>
+inline T load_relaxed(T &field) noexcept {
+  return std::atomic_ref<T>(field).load(std::memory_order_relaxed);
+}
+
 struct FreeObj {
   FreeObj *next;
 };
@@ -57,7 +70,8 @@ struct alignas(128) Block {
   std::uint32_t size;   // object size
   std::uint16_t cls;
   std::uint16_t used;   // live objects
-  std::uint16_t npending;  // bits set in `pending`
+  std::uint8_t has_pending;  // some bit of `pending` is set
+  std::uint8_t unused_;
   BlockState state;
   std::uint8_t discarded;  // pages given back; contents read as zero
   std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
@@ -86,7 +100,7 @@ struct Segment {
   SegKind kind;
   std::uint32_t block_shift;   // small: 12, medium: 14
   Heap *owner;                 // never changes; heaps pass between threads whole
-  Segment *next;               // owner's list of segments of this kind
+  Segment *next;               // large: owner's regions; small/medium: owner's block segments
   Segment *prev;
   std::size_t map_bytes;       // bytes mapped (huge: the whole mapping)
   std::size_t usable;          // huge: usable bytes of the object

@@ -329,6 +329,23 @@ namespace {
 
 std::size_t pos(std::int64_t v) noexcept { return v > 0 ? static_cast<std::size_t>(v) : 0; }
 
+// Live objects per class, from the block records: the fast paths keep only
+// each block's count, and a per-class counter beside it would cost every
+// malloc and free a dependent read-modify-write.
+void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
+  for (Segment *s = h->block_segs.load(std::memory_order_acquire); s; s = s->next) {
+    const std::uint32_t carved = load_relaxed(s->next_block);
+    Block *blocks = s->blocks();
+    for (std::uint32_t i = static_cast<std::uint32_t>(kSegmentHeaderBytes >> s->block_shift); i < carved; ++i) {
+      Block &b = blocks[i];
+      const BlockState st = load_relaxed(b.state);
+      if (st != BlockState::front && st != BlockState::waiting && st != BlockState::full) continue;
+      const std::uint16_t cls = load_relaxed(b.cls);
+      if (cls < kNumClasses) class_live[cls] += load_relaxed(b.used);
+    }
+  }
+}
+
 void collect_stats(vam_stats_t *out) noexcept {
   reclaim_abandoned();
   memset(out, 0, sizeof *out);
@@ -338,10 +355,8 @@ void collect_stats(vam_stats_t *out) noexcept {
   g.lock.lock();
   for (Heap *h = g.all; h; h = h->all_next) {
     const HeapCounters &c = h->counters;
-    for (unsigned k = 0; k < kNumClasses; ++k) {
-      class_live[k] += c.class_live[k].get();
-      class_blocks[k] += c.class_blocks[k].get();
-    }
+    for (unsigned k = 0; k < kNumClasses; ++k) class_blocks[k] += c.class_blocks[k].get();
+    count_block_objects(h, class_live);
     large_bytes += c.large_live_bytes.get();
     large_objs += c.large_live_objects.get();
     pages += c.pages_in_use.get();
