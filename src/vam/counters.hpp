@@ -1,4 +1,5 @@
-// counters.hpp — per-heap statistics that cost one plain add on the fast path.
+// counters.hpp — per-heap statistics, kept on the slow paths only (the small
+// fast paths update just the block's own live count; vam.cpp sums those).
 //
 // Each counter is written only by the thread that currently owns the heap
 // (remote frees are applied by the owner when it drains its remote list), so
