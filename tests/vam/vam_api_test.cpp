@@ -466,6 +466,37 @@ TEST(VamOrdered, PerClassCountsTrackLiveObjects) {
   EXPECT_EQ(stats().class_live[cls], before);
 }
 
+TEST(VamOrdered, PerClassCountsCoverFullWaitingAndFrontBlocksAndOtherThreads) {
+  // 176-byte objects: 23 per one-page block; 40 blocks' worth, then every
+  // third freed, so some blocks are full, many wait with pending frees and
+  // one is the front. The counts come from the block records.
+  const unsigned cls = 176 / 16;
+  const size_t before = stats().class_live[cls];
+  std::vector<void *> v;
+  for (int i = 0; i < 23 * 40; ++i) v.push_back(vam_malloc(170));
+  size_t live = v.size();
+  for (size_t i = 0; i < v.size(); i += 3, --live) {
+    vam_free(v[i]);
+    v[i] = nullptr;
+  }
+  EXPECT_EQ(stats().class_live[cls], before + live);
+  // A thread that owns objects of the class and is still running.
+  std::atomic<int> phase{0};
+  std::thread t([&] {
+    std::vector<void *> mine;
+    for (int i = 0; i < 100; ++i) mine.push_back(vam_malloc(176));
+    phase = 1;
+    while (phase.load() != 2) std::this_thread::yield();
+    for (void *p : mine) vam_free(p);
+  });
+  while (phase.load() != 1) std::this_thread::yield();
+  EXPECT_EQ(stats().class_live[cls], before + live + 100);
+  phase = 2;
+  t.join();
+  for (void *p : v) vam_free(p);
+  EXPECT_EQ(stats().class_live[cls], before);
+}
+
 TEST(VamDiscard, EmptiedBlocksGiveTheirPagesBack) {
   // Many blocks of one class, all emptied: the delayed policy's threshold
   // (or vam_collect) discards them.
