@@ -200,6 +200,40 @@ bool take_pending(Block *b) noexcept {
   return head != nullptr;
 }
 
+// A singly linked list (through `next`) sorted by block address: a bottom-up
+// merge sort with 64 bins on the stack, O(n log n), no allocation.
+Block *merge_by_address(Block *a, Block *b) noexcept {
+  Block *head = nullptr;
+  Block **tail = &head;
+  while (a && b) {
+    Block *&lower = a->start < b->start ? a : b;
+    *tail = lower;
+    tail = &lower->next;
+    lower = lower->next;
+  }
+  *tail = a ? a : b;
+  return head;
+}
+
+Block *sort_by_address(Block *list) noexcept {
+  Block *bins[64] = {};  // bins[i]: a sorted run of 2^i blocks, or null
+  while (list) {
+    Block *run = list;
+    list = list->next;
+    run->next = nullptr;
+    unsigned i = 0;
+    for (; bins[i]; ++i) {
+      run = merge_by_address(bins[i], run);
+      bins[i] = nullptr;
+    }
+    bins[i] = run;
+  }
+  Block *sorted = nullptr;
+  for (Block *run : bins)
+    if (run) sorted = merge_by_address(run, sorted);
+  return sorted;
+}
+
 }  // namespace
 
 Heap *heap_create() noexcept {
@@ -260,17 +294,17 @@ void drain_remote(Heap *h) noexcept {
 
 void heap_collect(Heap *h) noexcept {
   for (int kind = 0; kind < 2; ++kind) {
-    // Blocks emptied one after another are often neighbours: one discard
-    // call per run of adjacent blocks.
+    // Blocks empty out in the program's order, not the address order they
+    // were carved in: sort them, then discard each run of adjacent blocks
+    // with one call.
     const std::size_t bytes = kind ? kMediumBlockBytes : kSmallBlockBytes;
     char *run = nullptr;
     std::size_t run_bytes = 0;
-    while (Block *b = h->empty_dirty[kind]) {
-      h->empty_dirty[kind] = b->next;
+    Block *b = sort_by_address(h->empty_dirty[kind]);
+    h->empty_dirty[kind] = nullptr;
+    while (b) {
+      Block *next = b->next;
       if (run && b->start == run + run_bytes) {
-        run_bytes += bytes;
-      } else if (run && b->start + bytes == run) {
-        run = b->start;
         run_bytes += bytes;
       } else {
         if (run) discard_run(h, run, run_bytes);
@@ -279,6 +313,7 @@ void heap_collect(Heap *h) noexcept {
       }
       b->discarded = 1;
       push(h->empty_clean[kind], b);
+      b = next;
     }
     if (run) discard_run(h, run, run_bytes);
   }
