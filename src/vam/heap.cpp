@@ -141,7 +141,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
 void maybe_sweep(Heap *h) noexcept {
   const Options &o = options();
   if (o.discard != int(DiscardPolicy::delayed) || h->dirty_pages == 0) return;
-  if (h->dirty_pages >= o.discard_threshold || now_ms() - h->dirty_since_ms >= o.discard_delay_ms)
+  const std::int64_t limit = live_heaps() > 1 ? o.discard_threshold : o.discard_threshold_alone;
+  if (h->dirty_pages >= limit || now_ms() - h->dirty_since_ms >= o.discard_delay_ms)
     heap_collect(h);
 }
 

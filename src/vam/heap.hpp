@@ -52,6 +52,7 @@ void drain_remote(Heap *h) noexcept;
 void heap_collect(Heap *h) noexcept;   // discard every empty page now
 void heap_abandon(Heap *h) noexcept;   // the owning thread is gone
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
+int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 
 // Allocation fast path: reap allocation from the front block (§3.4) —
 // reuse a freed object, else bump; anything else is the slow path.

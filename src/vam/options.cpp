@@ -72,6 +72,7 @@ bool read_options() noexcept {
   if (o.large_max < 1024) o.large_max = 1024;
   if (o.large_max > (1 << 20)) o.large_max = 1 << 20;
   if (o.discard_threshold < 1) o.discard_threshold = 1;
+  if (o.discard_threshold_alone < 1) o.discard_threshold_alone = 1;
   if (o.discard_delay_ms < 0) o.discard_delay_ms = 0;
   if (o.huge_cache < 0) o.huge_cache = 0;
   return env != nullptr;

@@ -19,8 +19,13 @@ enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
   /* heap holds VAM_DISCARD_THRESHOLD empty pages or the oldest has waited         */         \
   /* VAM_DISCARD_DELAY_MS).                                                          */       \
   X("VAM_DISCARD",           discard,           2 /*delayed*/, "off | eager | delayed")       \
-  /* delayed: discard when a heap's empty, not yet discarded pages reach this.     */         \
+  /* delayed: discard when a heap's empty, not yet discarded pages reach this,    */         \
+  /* while several threads have heaps (empty pages of one heap are memory the     */         \
+  /* others must fault in anew).                                                   */         \
   X("VAM_DISCARD_THRESHOLD", discard_threshold, 256,        "pages (4 KiB) per heap")         \
+  /* delayed: the same while one thread alone has a heap: it is the only one that  */         \
+  /* could reuse the pages, and it reuses them before touching new ones.           */         \
+  X("VAM_DISCARD_THRESHOLD_ALONE", discard_threshold_alone, 4096, "pages (4 KiB)")             \
   /* delayed: discard when the oldest empty page has waited this long (checked     */         \
   /* whenever a block empties or a large object is freed).                         */         \
   X("VAM_DISCARD_DELAY_MS",  discard_delay_ms,  100,        "milliseconds")                   \

@@ -31,6 +31,7 @@ struct Global {
   std::atomic<Heap *> abandoned{nullptr};  // heaps of exited threads (written under the lock)
   std::size_t heaps = 0;
   std::size_t abandoned_count = 0;
+  std::atomic<int> live{0};    // heaps owned by a running thread
   std::atomic<int> ready{0};   // options read
   bool env_seen = false;       // the environment existed when they were read
   std::atomic<int> hooks{0};   // 0: none, 1: being installed, 2: installed
@@ -55,6 +56,7 @@ void fork_child() noexcept {
   // Only the forking thread lives on; it held no heap lock (heaps have
   // none), and the global lock is ours since prepare.
   huge_fork_child();
+  g.live.store(t_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
 }
 
@@ -62,6 +64,7 @@ void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
   t_heap = nullptr;
+  g.live.fetch_sub(1, std::memory_order_relaxed);
   heap_abandon(h);
   g.lock.lock();
   h->abandoned_next = g.abandoned.load(std::memory_order_relaxed);
@@ -91,6 +94,8 @@ void install_hooks() noexcept {
 }
 
 }  // namespace
+
+int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
 
 // Objects freed into the heaps of exited threads wait on those heaps' remote
 // lists until a new thread adopts them. Before mapping fresh memory, and
@@ -130,6 +135,7 @@ namespace {
     g.lock.unlock();
   }
   t_heap = h;
+  g.live.fetch_add(1, std::memory_order_relaxed);
   drain_remote(h);
   install_hooks();
   if (g.hooks.load(std::memory_order_acquire) == 2) pthread_setspecific(g.key, h);
