@@ -40,6 +40,7 @@ struct vam_stats_t {
   size_t discard_calls;     /* discard system calls made (cumulative) */
   size_t huge_remaps;       /* reallocs of huge objects done by remapping pages, no copy (cumulative) */
   size_t segments;          /* 4 MiB areas currently mapped (small + large) */
+  size_t hugepage_segments; /* of which advised to use transparent huge pages (VAM_HUGEPAGES) */
   size_t heaps;             /* thread heaps ever created (reused after thread exit) */
   size_t abandoned_heaps;   /* heaps of exited threads waiting for a new thread */
   double fragmentation;     /* pages_in_use / live pages (paper §4.4); 0 if nothing live */

@@ -130,4 +130,21 @@ inline bool discard(void *p, std::size_t bytes) noexcept {
   return ::madvise(p, bytes, MADV_DONTNEED) == 0;
 }
 
+// Ask the kernel to back [p, p+bytes) with transparent huge pages (on) or
+// never to (off): madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE). Advice only; the
+// kernel may still use small pages. False where the kernel has no THP.
+inline bool advise_hugepages(void *p, std::size_t bytes, bool on) noexcept {
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+  const int saved = errno;
+  const bool ok = ::madvise(p, bytes, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0;
+  errno = saved;  // advice failing is not the caller's error
+  return ok;
+#else
+  (void)p;
+  (void)bytes;
+  (void)on;
+  return false;
+#endif
+}
+
 }  // namespace alloclab::os

@@ -30,6 +30,7 @@ struct HeapCounters {
   Counter pages_discarded;
   Counter discard_calls;
   Counter segments;
+  Counter hugepage_segments;  // of which advised to use transparent huge pages
 };
 
 }  // namespace alloclab::vam

@@ -58,6 +58,7 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
   void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
   if (!mem) return nullptr;
   auto *s = static_cast<Segment *>(mem);
+  hugepages_new_segment(h, s);
   s->magic = kSegmentMagic;
   s->kind = kind ? SegKind::medium : SegKind::small;
   s->block_shift = kind ? 14 : 12;
@@ -74,6 +75,7 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
 
 void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
   const auto n = static_cast<std::int64_t>(bytes / kPage);
+  hugepages_discarding(h->counters, segment_of(start));  // a run never crosses a segment
   os::discard(start, bytes);
   h->counters.pages_in_use.add(-n);
   h->counters.pages_discarded.add(n);
@@ -82,6 +84,7 @@ void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
 
 void discard_block(Heap *h, Block *b, int kind) noexcept {
   const std::int64_t n = block_pages(kind);
+  hugepages_discarding(h->counters, segment_of(b->start));
   os::discard(b->start, static_cast<std::size_t>(n) * kPage);
   b->discarded = 1;
   h->counters.pages_in_use.add(-n);
@@ -236,6 +239,45 @@ Block *sort_by_address(Block *list) noexcept {
 }
 
 }  // namespace
+
+// Huge pages. A 2 MiB page needs one TLB entry where 4 KiB pages need 512: on
+// a big heap whose objects are spread over many pages (a fragmented one above
+// all) that is the difference between hitting and missing the TLB on most
+// accesses. The price is memory: the kernel backs a whole 2 MiB at the first
+// touch, so a segment only partly used holds up to 2 MiB it does not need.
+// `auto` pays it only once the heap is big enough for that to be small beside
+// it: its new segments are advised once it holds VAM_HUGEPAGE_MIN of them.
+//
+// The advice must come before the segment's first byte is written: a range
+// whose first fault mapped a small page stays small. (The fresh mapping
+// reads as zero, so `hugepages` is 0 unless set here.)
+void hugepages_new_segment(Heap *h, Segment *s) noexcept {
+  const Options &o = options();
+  if (o.hugepages == int(HugePages::off)) return;
+  if (o.hugepages == int(HugePages::automatic) &&
+      h->counters.segments.get() * static_cast<std::int64_t>(kSegmentBytes) < o.hugepage_min)
+    return;
+  if (!os::advise_hugepages(s, kSegmentBytes, true)) return;
+  s->hugepages = 1;
+  h->counters.hugepage_segments.add(1);
+}
+
+// Discarding splits a huge page, and with the advice in place the kernel's
+// background collapsing (khugepaged) may later fill the discarded pages back
+// in with zeroes to make a huge page again — undoing the discard. A segment
+// that gives pages back therefore stops asking; huge pages it has keep working.
+void hugepages_discarding(HeapCounters &c, Segment *s) noexcept {
+  if (!s->hugepages) return;
+  os::advise_hugepages(s, kSegmentBytes, false);
+  s->hugepages = 0;
+  c.hugepage_segments.add(-1);
+}
+
+void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept {
+  if (!s->hugepages) return;
+  s->hugepages = 0;
+  c.hugepage_segments.add(-1);
+}
 
 Heap *heap_create() noexcept {
   void *mem = os::map(os::align_up(sizeof(Heap), kPage));

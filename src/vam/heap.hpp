@@ -51,6 +51,12 @@ void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
 void heap_collect(Heap *h) noexcept;   // discard every empty page now
 void heap_abandon(Heap *h) noexcept;   // the owning thread is gone
+// Transparent huge pages (VAM_HUGEPAGES): advise a segment the heap has just
+// mapped, before its first byte is touched; drop the advice once pages inside
+// it are discarded (so the kernel does not fill them back in) or it is unmapped.
+void hugepages_new_segment(Heap *h, Segment *s) noexcept;
+void hugepages_discarding(HeapCounters &c, Segment *s) noexcept;
+void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept;
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
 int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 

@@ -71,6 +71,7 @@ bool LargeHeap::add_region() noexcept {
   void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
   if (!mem) return false;
   auto *seg = static_cast<Segment *>(mem);
+  hugepages_new_segment(owner_, seg);
   seg->magic = kSegmentMagic;
   seg->kind = SegKind::large;
   seg->block_shift = 0;
@@ -217,6 +218,7 @@ std::size_t LargeHeap::discard_range(Segment *seg, char *from, char *to) noexcep
   const std::uintptr_t a = up(reinterpret_cast<std::uintptr_t>(from));
   const std::uintptr_t b = down(reinterpret_cast<std::uintptr_t>(to));
   if (b <= a) return 0;
+  hugepages_discarding(*counters_, seg);
   os::discard(reinterpret_cast<void *>(a), b - a);
   counters_->discard_calls.add(1);
   return pages_in(b - a);
@@ -268,6 +270,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
                  reinterpret_cast<std::uintptr_t>(seg)) + 1;
     counters_->pages_in_use.add(-static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
     counters_->segments.add(-1);
+    hugepages_unmapping(*counters_, seg);
     os::unmap(seg, kSegmentBytes);
     return 0;
   }

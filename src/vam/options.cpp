@@ -50,6 +50,12 @@ void set(const char *name, const char *value, std::int64_t &field) noexcept {
     else if (equals(value, "delayed")) field = int(DiscardPolicy::delayed);
     return;  // unknown words keep the default
   }
+  if (equals(name, "VAM_HUGEPAGES")) {
+    if (equals(value, "off") || equals(value, "0")) field = int(HugePages::off);
+    else if (equals(value, "auto")) field = int(HugePages::automatic);
+    else if (equals(value, "always") || equals(value, "1")) field = int(HugePages::always);
+    return;
+  }
   std::int64_t v;
   if (parse_number(value, v)) field = v;
 }
@@ -75,6 +81,7 @@ bool read_options() noexcept {
   if (o.discard_threshold_alone < 1) o.discard_threshold_alone = 1;
   if (o.discard_delay_ms < 0) o.discard_delay_ms = 0;
   if (o.huge_cache < 0) o.huge_cache = 0;
+  if (o.hugepage_min < 0) o.hugepage_min = 0;
   return env != nullptr;
 }
 

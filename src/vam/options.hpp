@@ -11,6 +11,7 @@
 namespace alloclab::vam {
 
 enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
+enum class HugePages : int { off = 0, automatic = 1, always = 2 };
 
 //        name                    field            default   meaning
 #define VAM_OPTIONS(X)                                                                         \
@@ -35,6 +36,12 @@ enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
   /* Freed huge mappings kept (resident) for reuse, in bytes; 0 disables. Only  */         \
   /* mappings up to half of this are kept.                                         */         \
   X("VAM_HUGE_CACHE",        huge_cache,        8 << 20,    "bytes")                          \
+  /* Transparent huge pages for the 4 MiB segments: off | auto (a heap's new       */         \
+  /* segments, once it holds VAM_HUGEPAGE_MIN bytes of them) | always. A segment  */         \
+  /* whose pages are discarded drops the advice (docs/vam.md, "Huge pages").      */         \
+  X("VAM_HUGEPAGES",         hugepages,         1 /*auto*/, "off | auto | always")            \
+  /* auto: the segment bytes a heap must already hold before it asks for more.    */         \
+  X("VAM_HUGEPAGE_MIN",      hugepage_min,      32 << 20,   "bytes")                          \
   /* Print vam_stats() to stderr at exit.                                          */         \
   X("VAM_STATS",             stats,             0,          "0 | 1")
 

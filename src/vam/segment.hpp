@@ -108,6 +108,7 @@ struct Segment {
   std::uint32_t nblocks;
   char *touched_end;           // large: end of the part ever handed out (for pages in use)
   std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
+  std::uint32_t hugepages;     // small/medium/large: advised to use transparent huge pages
 
   Block *blocks() noexcept {
     return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);

@@ -357,7 +357,7 @@ void collect_stats(vam_stats_t *out) noexcept {
   memset(out, 0, sizeof *out);
   std::int64_t class_live[kNumClasses] = {};
   std::int64_t class_blocks[kNumClasses] = {};
-  std::int64_t large_bytes = 0, large_objs = 0, pages = 0, discarded = 0, calls = 0, segs = 0;
+  std::int64_t large_bytes = 0, large_objs = 0, pages = 0, discarded = 0, calls = 0, segs = 0, hsegs = 0;
   g.lock.lock();
   for (Heap *h = g.all; h; h = h->all_next) {
     const HeapCounters &c = h->counters;
@@ -369,6 +369,7 @@ void collect_stats(vam_stats_t *out) noexcept {
     discarded += c.pages_discarded.get();
     calls += c.discard_calls.get();
     segs += c.segments.get();
+    hsegs += c.hugepage_segments.get();
   }
   out->heaps = g.heaps;
   out->abandoned_heaps = g.abandoned_count;
@@ -391,6 +392,7 @@ void collect_stats(vam_stats_t *out) noexcept {
   out->discard_calls = pos(calls);
   out->huge_remaps = pos(hc.resizes.load(std::memory_order_relaxed));
   out->segments = pos(segs);
+  out->hugepage_segments = pos(hsegs);
   const std::size_t live_pages = (out->live_bytes + kPage - 1) / kPage;
   out->fragmentation = live_pages ? double(out->pages_in_use) / double(live_pages) : 0.0;
 }
@@ -437,6 +439,7 @@ void print_stats(int fd) noexcept {
   o.kv("  discard calls     ", s.discard_calls);
   o.kv("  huge remaps       ", s.huge_remaps);
   o.kv("  segments          ", s.segments);
+  o.kv("    huge pages      ", s.hugepage_segments);
   o.kv("  heaps             ", s.heaps);
   o.kv("  abandoned heaps   ", s.abandoned_heaps);
   const std::size_t f100 = static_cast<std::size_t>(s.fragmentation * 100.0 + 0.5);

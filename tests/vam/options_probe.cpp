@@ -9,8 +9,19 @@
 //   threads   VAM_DISCARD=delayed VAM_DISCARD_THRESHOLD=32 with a second thread
 //             holding a heap: discarded past 32 pages
 //   largemax  VAM_LARGE_MAX=32k: a 40000-byte object is mapped on its own
+//   hugepages-always  VAM_HUGEPAGES=always: the first segment is advised (its
+//             mapping carries the kernel's "hg" flag); once pages in it are
+//             discarded the advice is withdrawn ("nh")
+//   hugepages-auto    VAM_HUGEPAGES=auto VAM_HUGEPAGE_MIN=16m: the first 16 MiB of
+//             segments are not advised, the ones after are
+//   hugepages-off     VAM_HUGEPAGES=off: 32 MiB of objects, no segment advised
+// The huge-page modes read the flags from /proc/self/smaps and report
+// "skipped" where the kernel has no transparent huge pages.
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -24,8 +35,111 @@ static size_t discarded() {
   return s.pages_discarded;
 }
 
+// The VmFlags line of the mapping holding p ("" if not found).
+static void vm_flags(const void *p, char *out, size_t cap) {
+  out[0] = 0;
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return;
+  char line[512];
+  bool inside = false;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      inside = a >= lo && a < hi;
+    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+      snprintf(out, cap, "%.200s", line + 8);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+// The AnonHugePages of the mapping holding p, in KiB (-1 if not found).
+static long anon_huge_kb(const void *p) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f) return -1;
+  char line[512];
+  bool inside = false;
+  long kb = -1;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      inside = a >= lo && a < hi;
+    } else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
+      break;
+    }
+  }
+  fclose(f);
+  return kb;
+}
+
+static bool has_flag(const void *p, const char *flag) {
+  char flags[256];
+  vm_flags(p, flags, sizeof flags);
+  char want[8];
+  snprintf(want, sizeof want, " %s", flag);
+  for (const char *q = flags; (q = strstr(q, want)) != nullptr; q += 3)
+    if (q[3] == ' ' || q[3] == '\n' || q[3] == 0) return true;
+  return false;
+}
+
+static size_t hugepage_segments() {
+  vam_stats_t s;
+  vam_stats(&s);
+  return s.hugepage_segments;
+}
+
+static int hugepages_mode(const char *mode) {
+  char setting[128] = "";  // read without stdio: no allocation before the probe's own
+  const int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY);
+  if (fd >= 0) {
+    const ssize_t n = read(fd, setting, sizeof setting - 1);
+    setting[n > 0 ? n : 0] = 0;
+    close(fd);
+  }
+  if (setting[0] == 0 || strstr(setting, "[never]")) {
+    printf("options_probe %s: skipped: transparent huge pages are %s on this machine\n", mode,
+           setting[0] ? "disabled ([never])" : "not available");
+    return 0;
+  }
+  bool ok = false;
+  if (strcmp(mode, "hugepages-always") == 0) {
+    void *first = vam_malloc(64);
+    const bool advised = has_flag(first, "hg") && hugepage_segments() >= 1;
+    // The advice came before the segment's first write, so the kernel could
+    // back its first 2 MiB (header and first blocks) with one huge page.
+    const long huge_kb = anon_huge_kb(first);
+    printf("options_probe %s: first segment's mapping has %ld KiB in huge pages\n", mode, huge_kb);
+    // Fill and empty ~210 one-page blocks of the same segment, then discard them.
+    std::vector<void *> v;
+    for (int i = 0; i < 4000; ++i) v.push_back(vam_malloc(200));
+    for (void *p : v) vam_free(p);
+    vam_collect();
+    const bool withdrawn = has_flag(first, "nh") && !has_flag(first, "hg");
+    printf("options_probe %s: advised %d, withdrawn after discarding %d\n", mode, advised, withdrawn);
+    ok = advised && withdrawn && huge_kb >= 2048;
+    vam_free(first);
+  } else {
+    // 32 MiB of 64-byte objects: eight small segments.
+    std::vector<void *> v;
+    for (int i = 0; i < (32 << 20) / 64; ++i) v.push_back(vam_malloc(64));
+    const bool first_hg = has_flag(v.front(), "hg"), last_hg = has_flag(v.back(), "hg");
+    const size_t n = hugepage_segments();
+    printf("options_probe %s: first segment %s, last %s, %zu advised\n", mode, first_hg ? "hg" : "-",
+           last_hg ? "hg" : "-", n);
+    if (strcmp(mode, "hugepages-auto") == 0) ok = !first_hg && last_hg && n >= 1;
+    else ok = !first_hg && !last_hg && n == 0;
+    for (void *p : v) vam_free(p);
+  }
+  printf("options_probe %s: %s\n", mode, ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strncmp(mode, "hugepages-", 10) == 0) return hugepages_mode(mode);
   if (strcmp(mode, "largemax") == 0) {
     vam_stats_t a, b;
     vam_stats(&a);
