@@ -26,8 +26,8 @@ inline constexpr std::size_t kSegmentBytes = std::size_t{1} << kSegmentShift;  /
 inline constexpr std::uint64_t kSegmentMagic = 0x5641'4d53'4547'0001ull;
 
 enum class SegKind : std::uint32_t {
-  small = 0,   // one-page blocks, classes 8..256
-  medium = 1,  // four-page blocks, classes 272..1024
+  small = 0,   // one-page blocks, classes 8 and 16
+  medium = 1,  // four-page blocks, classes 32..1024
   large = 2,   // one shared coalescing region (large_region.hpp)
   huge = 3,    // one object mapped on its own
 };
@@ -86,7 +86,8 @@ struct alignas(128) Block {
 };
 static_assert(sizeof(Block) == 128);
 static_assert(offsetof(Block, pending) == 64);  // the hot fields share one cache line
-static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots && kMediumBlockBytes / kMediumMin <= kMaxSlots);
+static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots &&
+              kMediumBlockBytes / class_size(size_class(kMediumMin)) <= kMaxSlots);
 
 inline constexpr std::size_t kMaxBlocksPerSegment = kSegmentBytes / kSmallBlockBytes;  // 1024
 inline constexpr std::size_t kBlockTableOffset = 256;

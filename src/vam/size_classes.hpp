@@ -6,9 +6,12 @@
 //
 //   class 0: 8 bytes; class k (1..64): 16*k bytes  -> 8, 16, 32, 48, ..., 1024
 //
-// Classes up to 256 bytes live in one-page blocks ("small" in the paper),
-// larger ones in four-page blocks ("medium"), which wastes less at the end
-// of a block (paper §3.1).
+// The 8- and 16-byte classes live in one-page blocks; every class from 32
+// bytes up lives in four-page (16 KiB) blocks. A bigger block means fewer
+// block switches and, on a fragmented heap, objects allocated one after the
+// other land in the same 16 KiB instead of jumping to another page every
+// dozen objects (docs/vam.md, "Block sizes"). The two tiny classes stay at
+// one page because a block's pending-free bitmap has 512 bits (segment.hpp).
 #pragma once
 
 #include <cstddef>
@@ -19,9 +22,9 @@ namespace alloclab::vam {
 inline constexpr std::size_t kPage = 4096;            // x86-64 Linux base page
 inline constexpr unsigned kNumClasses = 65;
 inline constexpr std::size_t kSmallMax = 1024;        // largest page-block object
-inline constexpr std::size_t kSmallBlockBytes = kPage;       // classes <= 256
-inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 272..1024
-inline constexpr std::size_t kMediumMin = 257;
+inline constexpr std::size_t kSmallBlockBytes = kPage;       // classes 8 and 16
+inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 32..1024
+inline constexpr std::size_t kMediumMin = 17;                // smallest size in a four-page block
 
 // Class index for a request of `n` bytes (n <= kSmallMax). 0 bytes -> class 0.
 constexpr unsigned size_class(std::size_t n) noexcept {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "alloclab/vam.h"
+#include "vam/size_classes.hpp"  // block geometry, for the tests that depend on it
 
 namespace {
 
@@ -440,11 +441,17 @@ TEST(VamDebugChecks, DoubleFreeIntoAWaitingBlockAbortsInDebugBuilds) {
 }
 #endif
 
+// Objects of an n-byte request that fit in one page block.
+static size_t per_block(size_t n) {
+  const unsigned c = alloclab::vam::size_class(n);
+  return alloclab::vam::class_block_bytes(c) / alloclab::vam::class_size(c);
+}
+
 TEST(VamOrdered, FreeIntoFullBlockMakesItTheFrontBlock) {
-  // 4096 / 240 = 17 objects per one-page block; fill three blocks.
+  // 240-byte objects (68 per 16 KiB block); fill three blocks.
   const size_t n = 240;
   std::vector<char *> v;
-  for (int i = 0; i < 17 * 3; ++i) v.push_back(static_cast<char *>(vam_malloc(n)));
+  for (size_t i = 0; i < per_block(n) * 3; ++i) v.push_back(static_cast<char *>(vam_malloc(n)));
   // Free one object of the first (full) block: it goes to the front,
   // so the next allocation of this size lands there.
   char *first_block_obj = v[2];
@@ -467,13 +474,13 @@ TEST(VamOrdered, PerClassCountsTrackLiveObjects) {
 }
 
 TEST(VamOrdered, PerClassCountsCoverFullWaitingAndFrontBlocksAndOtherThreads) {
-  // 176-byte objects: 23 per one-page block; 40 blocks' worth, then every
-  // third freed, so some blocks are full, many wait with pending frees and
-  // one is the front. The counts come from the block records.
+  // 176-byte objects, 40 blocks' worth, then every third freed, so some
+  // blocks are full, many wait with pending frees and one is the front. The
+  // counts come from the block records.
   const unsigned cls = 176 / 16;
   const size_t before = stats().class_live[cls];
   std::vector<void *> v;
-  for (int i = 0; i < 23 * 40; ++i) v.push_back(vam_malloc(170));
+  for (size_t i = 0; i < per_block(176) * 40; ++i) v.push_back(vam_malloc(170));
   size_t live = v.size();
   for (size_t i = 0; i < v.size(); i += 3, --live) {
     vam_free(v[i]);
@@ -511,28 +518,30 @@ TEST(VamDiscard, EmptiedBlocksGiveTheirPagesBack) {
 }
 
 TEST(VamDiscard, BlocksEmptiedOutOfOrderAreDiscardedInAdjacentRuns) {
-  // Empty 64 one-page blocks in a scrambled order: the collection sorts
-  // them and makes one discard call per run of adjacent blocks, not one per
-  // block. (A new thread's heap may be an adopted one whose blocks are not
-  // all adjacent, so the runs are counted from the addresses.)
+  // Empty 64 blocks in a scrambled order: the collection sorts them and
+  // makes one discard call per run of adjacent blocks, not one per block.
+  // (A new thread's heap may be an adopted one whose blocks are not all
+  // adjacent, so the runs are counted from the addresses.)
   vam_stats_t before{}, after{};
   size_t runs = 0;
+  const uintptr_t block_bytes = alloclab::vam::class_block_bytes(alloclab::vam::size_class(128));
+  const size_t block_pages = block_bytes / 4096;
   std::thread t([&] {
-    constexpr int kPerBlock = 4096 / 128, kBlocks = 64;
+    constexpr int kBlocks = 64;
     std::vector<std::vector<void *>> blocks(kBlocks);
     for (auto &b : blocks)
-      for (int i = 0; i < kPerBlock; ++i) b.push_back(vam_malloc(128));
-    std::set<uintptr_t> pages;
+      for (size_t i = 0; i < per_block(128); ++i) b.push_back(vam_malloc(128));
+    std::set<uintptr_t> starts;
     for (auto &b : blocks) {
-      const uintptr_t page = reinterpret_cast<uintptr_t>(b[0]) & ~uintptr_t{4095};
-      for (void *p : b) ASSERT_EQ(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095}, page);
-      pages.insert(page);
+      const uintptr_t start = reinterpret_cast<uintptr_t>(b[0]) & ~(block_bytes - 1);
+      for (void *p : b) ASSERT_EQ(reinterpret_cast<uintptr_t>(p) & ~(block_bytes - 1), start);
+      starts.insert(start);
     }
-    ASSERT_EQ(pages.size(), size_t{kBlocks});
+    ASSERT_EQ(starts.size(), size_t{kBlocks});
     uintptr_t prev = 0;
-    for (uintptr_t page : pages) {
-      runs += (page != prev + 4096);
-      prev = page;
+    for (uintptr_t start : starts) {
+      runs += (start != prev + block_bytes);
+      prev = start;
     }
     before = stats();
     for (int k = 0; k < kBlocks; ++k)
@@ -542,7 +551,7 @@ TEST(VamDiscard, BlocksEmptiedOutOfOrderAreDiscardedInAdjacentRuns) {
     vam_free(vam_malloc(128));
   });
   t.join();
-  EXPECT_EQ(after.pages_discarded - before.pages_discarded, 63u);  // one block stays: the class's last
+  EXPECT_EQ(after.pages_discarded - before.pages_discarded, 63 * block_pages);  // one block stays: the class's last
   // The block that stays may split one run in two; one call per block would
   // be 63.
   EXPECT_LE(after.discard_calls - before.discard_calls, runs + 1);
