@@ -64,7 +64,7 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
   s->block_shift = kind ? 14 : 12;
   s->owner = h;
   s->map_bytes = kSegmentBytes;
-  s->next_block = static_cast<std::uint32_t>(kSegmentHeaderBytes >> s->block_shift);
+  s->next_block = s->first_block();
   s->nblocks = static_cast<std::uint32_t>(kSegmentBytes >> s->block_shift);
   h->counters.segments.add(1);
   h->counters.pages_in_use.add(1);  // the header page
@@ -119,7 +119,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     b->discarded = 0;
     // Pages of the block table are touched as it grows (records never
     // straddle a page; the header page was counted with the segment).
-    const std::uintptr_t before = i == (kSegmentHeaderBytes >> s->block_shift)
+    const std::uintptr_t before = i == s->first_block()
                                       ? reinterpret_cast<std::uintptr_t>(s)
                                       : reinterpret_cast<std::uintptr_t>(b - 1);
     if (reinterpret_cast<std::uintptr_t>(b) / kPage != before / kPage) h->counters.pages_in_use.add(1);

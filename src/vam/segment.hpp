@@ -89,12 +89,21 @@ static_assert(offsetof(Block, pending) == 64);  // the hot fields share one cach
 static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots &&
               kMediumBlockBytes / class_size(size_class(kMediumMin)) <= kMaxSlots);
 
-inline constexpr std::size_t kMaxBlocksPerSegment = kSegmentBytes / kSmallBlockBytes;  // 1024
 inline constexpr std::size_t kBlockTableOffset = 256;
-inline constexpr std::size_t kSegmentHeaderBytes = 144 * 1024;  // 256 + 1024*128, rounded to 16 KiB
-static_assert(kBlockTableOffset + kMaxBlocksPerSegment * sizeof(Block) <= kSegmentHeaderBytes);
-static_assert(kSegmentHeaderBytes % kMediumBlockBytes == 0);
 static_assert(kBlockTableOffset % sizeof(Block) == 0 && kPage % sizeof(Block) == 0);  // no record straddles a page
+
+// A small/medium segment's header: the Segment record, then one Block record
+// per block of the segment (those of the header's own blocks go unused),
+// rounded up to whole blocks: 132 KiB for one-page blocks, 48 KiB for
+// four-page ones. Only the records in use are touched — unless the segment
+// is backed by huge pages, which fault in the whole header at once; hence
+// no bigger than it must be.
+constexpr std::size_t segment_header_bytes(std::size_t block_bytes) noexcept {
+  const std::size_t table_end = kBlockTableOffset + (kSegmentBytes / block_bytes) * sizeof(Block);
+  return (table_end + block_bytes - 1) / block_bytes * block_bytes;
+}
+static_assert(segment_header_bytes(kSmallBlockBytes) == 132 * 1024);
+static_assert(segment_header_bytes(kMediumBlockBytes) == 48 * 1024);
 
 struct Segment {
   std::uint64_t magic;
@@ -116,6 +125,10 @@ struct Segment {
   }
   char *block_start(std::size_t i) noexcept {
     return reinterpret_cast<char *>(this) + (i << block_shift);
+  }
+  // Index of the first block after the header (small/medium segments).
+  std::uint32_t first_block() const noexcept {
+    return static_cast<std::uint32_t>(segment_header_bytes(std::size_t{1} << block_shift) >> block_shift);
   }
 };
 static_assert(sizeof(Segment) <= kBlockTableOffset);

@@ -342,7 +342,7 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
   for (Segment *s = h->block_segs.load(std::memory_order_acquire); s; s = s->next) {
     const std::uint32_t carved = load_relaxed(s->next_block);
     Block *blocks = s->blocks();
-    for (std::uint32_t i = static_cast<std::uint32_t>(kSegmentHeaderBytes >> s->block_shift); i < carved; ++i) {
+    for (std::uint32_t i = s->first_block(); i < carved; ++i) {
       Block &b = blocks[i];
       const BlockState st = load_relaxed(b.state);
       if (st != BlockState::front && st != BlockState::waiting && st != BlockState::full) continue;
