@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,20 +36,22 @@ static size_t discarded() {
   return s.pages_discarded;
 }
 
-// The VmFlags line of the mapping holding p ("" if not found).
-static void vm_flags(const void *p, char *out, size_t cap) {
+// The rest of the line starting with `key` in the /proc/self/smaps entry of
+// the mapping holding p ("" if not found).
+static void smaps_field(const void *p, const char *key, char *out, size_t cap) {
   out[0] = 0;
   FILE *f = fopen("/proc/self/smaps", "r");
   if (!f) return;
   char line[512];
   bool inside = false;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const size_t klen = strlen(key);
   while (fgets(line, sizeof line, f)) {
     unsigned long lo, hi;
     if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
       inside = a >= lo && a < hi;
-    } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
-      snprintf(out, cap, "%.200s", line + 8);
+    } else if (inside && strncmp(line, key, klen) == 0) {
+      snprintf(out, cap, "%.200s", line + klen);
       break;
     }
   }
@@ -57,27 +60,14 @@ static void vm_flags(const void *p, char *out, size_t cap) {
 
 // The AnonHugePages of the mapping holding p, in KiB (-1 if not found).
 static long anon_huge_kb(const void *p) {
-  FILE *f = fopen("/proc/self/smaps", "r");
-  if (!f) return -1;
-  char line[512];
-  bool inside = false;
-  long kb = -1;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  while (fgets(line, sizeof line, f)) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-      inside = a >= lo && a < hi;
-    } else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
-      break;
-    }
-  }
-  fclose(f);
-  return kb;
+  char v[256];
+  smaps_field(p, "AnonHugePages:", v, sizeof v);
+  return v[0] ? atol(v) : -1;
 }
 
 static bool has_flag(const void *p, const char *flag) {
   char flags[256];
-  vm_flags(p, flags, sizeof flags);
+  smaps_field(p, "VmFlags:", flags, sizeof flags);
   char want[8];
   snprintf(want, sizeof want, " %s", flag);
   for (const char *q = flags; (q = strstr(q, want)) != nullptr; q += 3)
