@@ -36,9 +36,9 @@ import json
 import os
 import platform
 import random
+import hashlib
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,11 +46,12 @@ from collections import Counter
 
 from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, litter, runner
 from alloclab import profile as profile_mod
+from alloclab import stats as stats_mod
 
-CSV_COLUMNS = ["run", "allocator", "adv", "multiplier", "occupancy", "repeat", "wall_s", "user_s",
-               "sys_s", "max_rss_kb", "exit_code", "signal", "status", "stdout_sha256", "litter_s",
-               "program_s", "started_utc"]
-METRICS = ("wall_s", "program_s", "litter_s", "user_s", "sys_s", "max_rss_kb")
+CSV_COLUMNS = ["run", "allocator", "adv", "multiplier", "occupancy", "repeat", "seed", "profile_sha256",
+               "wall_s", "user_s", "sys_s", "max_rss_kb", "exit_code", "signal", "status", "stdout_sha256",
+               "litter_s", "program_s", "program_inproc_s", "started_utc"]
+METRICS = ("wall_s", "program_s", "program_inproc_s", "litter_s", "user_s", "sys_s", "max_rss_kb")
 
 
 def parse_advs(text) -> list[int]:
@@ -94,10 +95,26 @@ def _cell_key(a: str, adv: int) -> str:
 
 
 def _stats(values):
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "mean": statistics.fmean(values), "n": len(values)}
+    s = stats_mod.spread(values)
+    return s.as_dict() if s else None
+
+
+def repeat_seed(seed: int, rep: int) -> int:
+    """The littering seed of repeat `rep` (0 = the warm-up): each repeat samples
+    its own heap layout, and every cell of one repeat shares it, so cells
+    compared within a round see the same layout. splitmix64 of (seed, rep)."""
+    z = (int(seed) * 0x9E3779B97F4A7C15 + (rep + 1) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFF
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def summarise(rows: list[dict], meta: dict) -> dict:
@@ -117,7 +134,7 @@ def summarise(rows: list[dict], meta: dict) -> dict:
     for key, c in cells.items():
         ok_rows = [r for r in rows if _cell_key(r["allocator"], int(r["adv"])) == key and r["status"] == "ok"]
         for m in METRICS:
-            c[m] = _stats([float(r[m]) for r in ok_rows])
+            c[m] = _stats([float(r[m]) for r in ok_rows if r.get(m) not in (None, "")])
     # Ratios to the baseline cell's median.
     base_key = meta.get("baseline")
     base = cells.get(base_key)
@@ -263,6 +280,10 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
         "order": "round-robin, shuffled per round" if shuffle else "round-robin, fixed order",
         "timeout_s": timeout,
         "seed": seed,
+        "seeds": "per repeat: splitmix64(seed, repeat), shared by every cell of the repeat (column seed)",
+        "program_time": "program_s = wall_s - litter_s; program_inproc_s = from the end of littering to exit, "
+                        "inside the process (the litter shim's run_ms; empty when the process left without "
+                        "running its destructors)",
         "baseline": base_key,
         "cache_method": method,
         "cache_geometry": cache_mod.GEOMETRY if method == "cachegrind" else None,
@@ -271,9 +292,17 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
         "interrupted": False,
     }
 
-    def setup(a, adv):
+    profile_sha = file_sha256(profile_path) if any(adv != 0 for adv in advs) else ""
+    meta["profile_sha256"] = profile_sha or None
+
+    def setup(a, adv, rep_seed):
         m, o = litter.preset(adv)
-        return litter.setup(a, profile_path if m else None, m, o, seed)
+        preload, env = litter.setup(a, profile_path if m else None, m, o, rep_seed)
+        if not m:
+            # A clean run loads the shim too, littering nothing, so that its
+            # in-process time is measured exactly as a littered run's.
+            preload, env = preload + [alloc_mod.shim("litter")], {"LITTER_MULTIPLIER": "0"}
+        return preload, env
 
     csv_path = os.path.join(outdir, "results.csv")
     rows: list[dict] = []
@@ -286,26 +315,35 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
             f.flush()
             if warmup:
                 for i, (a, adv) in enumerate(cells, 1):
-                    preload, env = setup(a, adv)
+                    preload, env = setup(a, adv, repeat_seed(seed, 0))
                     r = runner.run(cmd, preload=preload, env=env, timeout=timeout)
                     say(f"[warm-up {i}/{len(cells)}] {a.name} Adv_{adv} {r.wall_s:.3f}s {r.status}")
             for rep in range(1, repeat + 1):
                 order = list(cells)
                 if shuffle:
                     random.Random(seed * 1000003 + rep).shuffle(order)
+                rep_seed = repeat_seed(seed, rep)
                 for a, adv in order:
-                    preload, env = setup(a, adv)
+                    preload, env = setup(a, adv, rep_seed)
                     started = _utc()
-                    r, litter_s = _run_logged(cmd, preload, env, timeout)
+                    r, log = _run_logged(cmd, preload, env, timeout)
+                    litter_s = log.litter_s
                     k += 1
                     m, o = litter.preset(adv)
                     row = {"run": k, "allocator": a.name, "adv": adv, "multiplier": m, "occupancy": o,
-                           "repeat": rep, "wall_s": f"{r.wall_s:.6f}", "user_s": f"{r.user_s:.6f}",
+                           "repeat": rep, "seed": rep_seed if m else "",
+                           "profile_sha256": profile_sha if m else "", "wall_s": f"{r.wall_s:.6f}", "user_s": f"{r.user_s:.6f}",
                            "sys_s": f"{r.sys_s:.6f}", "max_rss_kb": r.max_rss_kb,
                            "exit_code": "" if r.exit_code is None else r.exit_code,
                            "signal": "" if r.signal is None else r.signal, "status": r.status,
                            "stdout_sha256": r.stdout_sha256 or "", "litter_s": f"{litter_s:.6f}",
-                           "program_s": f"{max(0.0, r.wall_s - litter_s):.6f}", "started_utc": started}
+                           "program_s": f"{max(0.0, r.wall_s - litter_s):.6f}",
+                           "program_inproc_s": "" if log.inproc_s is None else f"{log.inproc_s:.6f}",
+                           "started_utc": started}
+                    if r.ok and m and not log.littered:
+                        say(f"WARNING: {a.name} Adv_{adv}: the litter shim logged no littering; "
+                            "this run's litter time is unknown (status set to no_litter_log)")
+                        row["status"] = "no_litter_log"
                     w.writerow(row)
                     f.flush()
                     rows.append(row)
@@ -316,7 +354,7 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                 results = {}
                 plain_true: dict[str, dict] = {}
                 for i, (a, adv) in enumerate(cells, 1):
-                    preload, env = setup(a, adv)
+                    preload, env = setup(a, adv, repeat_seed(seed, 1))
                     tag = f"{a.name}-Adv_{adv}"
                     workdir = os.path.join(outdir, "cache")
                     limit = None if timeout is None else timeout * 50
@@ -355,28 +393,58 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
     return summary
 
 
+class LitterLog:
+    """What the litter shim logged for one run (every process of it)."""
+
+    def __init__(self, litter_ms: dict | None = None, run_ms: dict | None = None):
+        self.litter_ms = litter_ms or {}   # pid -> ms spent littering
+        self.run_ms = run_ms or {}         # pid -> ms from the end of littering to exit
+
+    @property
+    def littered(self) -> bool:
+        return bool(self.litter_ms)
+
+    @property
+    def litter_s(self) -> float:
+        return sum(self.litter_ms.values()) / 1000.0
+
+    @property
+    def inproc_s(self) -> float | None:
+        """The longest-lived process's run (normally the one the lab started),
+        less the littering of the processes it started, which ran inside it."""
+        if not self.run_ms:
+            return None
+        top = max(self.run_ms, key=self.run_ms.get)
+        inner = sum(ms for pid, ms in self.litter_ms.items() if pid != top)
+        return max(0.0, (self.run_ms[top] - inner) / 1000.0)
+
+
 def _run_logged(cmd, preload, env, timeout):
-    """runner.run with the litter log captured; returns (result, seconds spent littering)."""
-    if not env or "LITTER_PROFILE" not in env:
-        return runner.run(cmd, preload=preload, env=env, timeout=timeout), 0.0
+    """runner.run with the litter log captured; returns (result, LitterLog)."""
+    if not env or "LITTER_MULTIPLIER" not in env:
+        return runner.run(cmd, preload=preload, env=env, timeout=timeout), LitterLog()
     with tempfile.TemporaryDirectory(prefix="alloclab-litter-") as tmp:
         log = os.path.join(tmp, "litter.log")
         r = runner.run(cmd, preload=preload, env={**env, "LITTER_LOG": log}, timeout=timeout)
-        return r, litter_seconds(log)
+        return r, read_litter_log(log)
 
 
-def litter_seconds(log_path: str) -> float:
-    """Sum of the ms= fields of a litter log (every littered process of one run), in seconds."""
-    total = 0.0
+def read_litter_log(log_path: str) -> LitterLog:
+    out = LitterLog()
     try:
         with open(log_path, encoding="utf-8", errors="replace") as f:
             for line in f:
+                pid = re.search(r"\bpid=(\d+)", line)
+                key = int(pid.group(1)) if pid else -1
                 m = re.search(r"\bms=([\d.]+)", line)
                 if m:
-                    total += float(m.group(1)) / 1000.0
+                    out.litter_ms[key] = out.litter_ms.get(key, 0.0) + float(m.group(1))
+                m = re.search(r"\brun_ms=([\d.]+)", line)
+                if m:
+                    out.run_ms[key] = float(m.group(1))
     except OSError:
         pass
-    return total
+    return out
 
 
 def _baseline_key(baseline: str | None, names: list[str], advs: list[int]) -> str:

@@ -15,6 +15,14 @@
 //   LITTER_SEED        unsigned 64-bit seed, default 42 (same seed, same heap)
 //   LITTER_LOG         append the one-line log here instead of stderr
 //   LITTER_QUIET       set to 1 to print nothing on success
+// With LITTER_MULTIPLIER=0 no profile is needed and nothing is littered: the
+// shim then only times the run, so a clean run is measured the same way.
+//
+// The program's time, measured as the 2026 paper's litterer measures it:
+// from the end of littering to the process's exit, inside the process. When
+// LITTER_LOG is set, the last destructor appends "litter: pid=N run_ms=T" to
+// it. A process that leaves through _exit or a signal logs no run_ms; the lab
+// then has only the wall-clock measure for that run.
 // A bad option or profile prints "litter: ..." to stderr and exits with 2: a
 // run that silently went un-littered would be a wrong measurement.
 //
@@ -227,11 +235,33 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// When littering ended (CLOCK_MONOTONIC seconds); 0 until then.
+double g_littering_end = 0.0;
+
+void append_log_line(const char *line, std::size_t n) {
+  int out = 2;
+  const char *log = ::getenv("LITTER_LOG");
+  if (log && *log) {
+    out = ::open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out < 0) fail("cannot open LITTER_LOG", log);
+  }
+  alloclab::lab::write_all(out, line, n);
+  if (out != 2) ::close(out);
+}
+
+void litter_body();
+
 void litter() {
-  const char *path = ::getenv("LITTER_PROFILE");
-  if (!path || !*path) fail("LITTER_PROFILE is not set (the profile JSON written by alloclab profile)");
+  litter_body();
+  g_littering_end = now_seconds();
+}
+
+void litter_body() {
   double multiplier = 1.0, occupancy = 0.33;
   if (const char *v = ::getenv("LITTER_MULTIPLIER")) multiplier = parse_double("LITTER_MULTIPLIER", v);
+  const char *path = ::getenv("LITTER_PROFILE");
+  if (multiplier == 0.0 && (!path || !*path)) return;  // timing only: a clean run
+  if (!path || !*path) fail("LITTER_PROFILE is not set (the profile JSON written by alloclab profile)");
   if (const char *v = ::getenv("LITTER_OCCUPANCY")) occupancy = parse_double("LITTER_OCCUPANCY", v);
   if (!(multiplier >= 0.0) || multiplier > 1e6) fail("LITTER_MULTIPLIER must be >= 0");
   if (!(occupancy >= 0.0 && occupancy <= 1.0)) fail("LITTER_OCCUPANCY must be in [0, 1]");
@@ -341,14 +371,21 @@ void litter() {
   b.put(" ms="); b.put_ratio3(static_cast<std::uint64_t>(elapsed * 1e9 + 0.5), 1000000);
   if (all_above_cutoff) b.put(" note=every_allocation_at_or_above_the_cutoff");
   b.put('\n');
-  int out = 2;
+  append_log_line(b.data(), b.size());
+}
+
+// Priority 101 runs last among destructors: after the program's atexit
+// handlers and static destructors, as close to exit as a library can see.
+__attribute__((destructor(101))) void litter_fini() {
   const char *log = ::getenv("LITTER_LOG");
-  if (log && *log) {
-    out = ::open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (out < 0) fail("cannot open LITTER_LOG", log);
-  }
-  alloclab::lab::write_all(out, b.data(), b.size());
-  if (out != 2) ::close(out);
+  if (!log || !*log || g_littering_end == 0.0) return;
+  const double run = now_seconds() - g_littering_end;
+  char buf[128];
+  TextBuffer b(buf, sizeof buf);
+  b.put("litter: pid="); b.put_u64(static_cast<std::uint64_t>(::getpid()));
+  b.put(" run_ms="); b.put_ratio3(static_cast<std::uint64_t>(run * 1e9 + 0.5), 1000000);
+  b.put('\n');
+  append_log_line(b.data(), b.size());
 }
 
 // Priority 101: the earliest a program may ask for, so littering happens before
