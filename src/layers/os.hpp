@@ -62,8 +62,10 @@ inline void *map(std::size_t bytes) noexcept {
 }
 
 // Map `bytes` whose start is a multiple of `alignment` (a power of two, at
-// least the page size): over-map, then trim both ends.
-inline void *map_aligned(std::size_t bytes, std::size_t alignment) noexcept {
+// least the page size), or, with a `skew` (a multiple of the page size below
+// `alignment`), whose start + skew is: over-map, then trim both ends. The
+// skew lets an object sit at an aligned address behind a header page.
+inline void *map_aligned(std::size_t bytes, std::size_t alignment, std::size_t skew = 0) noexcept {
   const std::size_t ps = page_size();
   if (alignment <= ps) return map(bytes);
   const std::size_t span = bytes + alignment;
@@ -72,7 +74,7 @@ inline void *map_aligned(std::size_t bytes, std::size_t alignment) noexcept {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto base = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (base + alignment - 1) & ~(alignment - 1);
+  const std::uintptr_t aligned = ((base + skew + alignment - 1) & ~(alignment - 1)) - skew;
   const std::size_t head = aligned - base;
   const std::size_t tail = span - head - bytes;
   if (head) ::munmap(raw, head);

@@ -1,11 +1,18 @@
 // check.hpp — internal invariants, checked in debug builds only (no NDEBUG);
-// release hot paths carry none. A failure writes one line with write(2) and
+// release hot paths carry none. Hardening checks (corruption()) run always. A failure writes one line with write(2) and
 // aborts: no stdio, no allocation.
 #pragma once
 
 namespace alloclab::vam {
 [[noreturn]] void check_failed(const char *what, const char *file, int line) noexcept;
+// Hardening, in every build: a misuse the program made (double free, a
+// pointer libvam never handed out) found by a check that costs a compare.
+// Writes "vam: <what>: <pointer>" with write(2) and aborts, as glibc does.
+[[noreturn]] void corruption(const char *what, const void *p) noexcept;
 }
+
+#define VAM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define VAM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 #ifdef NDEBUG
 #define VAM_CHECK(cond) ((void)0)

@@ -328,7 +328,7 @@ void drain_remote(Heap *h) noexcept {
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     FreeObj *next = f->next;
-    Segment *s = segment_of(f);
+    Segment *s = object_segment(f);
     if (s->kind == SegKind::large) large_free_local(h, f);
     else small_free_local(h, s, f);
     f = next;

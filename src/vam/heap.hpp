@@ -22,8 +22,6 @@
 #include "vam/segment.hpp"
 #include "vam/size_classes.hpp"
 
-#define VAM_LIKELY(x) __builtin_expect(!!(x), 1)
-#define VAM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 namespace alloclab::vam {
 

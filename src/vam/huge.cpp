@@ -9,6 +9,7 @@
 
 #include "layers/os.hpp"
 #include "layers/spin_lock.hpp"
+#include "vam/check.hpp"
 #include "vam/options.hpp"
 
 namespace alloclab::vam {
@@ -78,17 +79,21 @@ void huge_fork_parent() noexcept { g_cache.lock.unlock(); }
 void huge_fork_child() noexcept { g_cache.lock.reset(); }
 
 void *huge_alloc(std::size_t n, std::size_t align) noexcept {
-  const std::size_t offset = align > kHugeOffset ? align : kHugeOffset;
+  // Alignments of a segment or more: the object one segment past the header.
+  const bool over = align >= kSegmentBytes;
+  const std::size_t offset = over ? kSegmentBytes : align > kHugeOffset ? align : kHugeOffset;
   if (align > kMaxAlignment || n > (PTRDIFF_MAX >> 1)) return nullptr;
   const std::size_t bytes = os::align_up(offset + n, kPage);
   if (bytes == 0) return nullptr;
   HugeCounters &c = huge_counters();
-  Segment *s = cache_take(bytes);
+  // Cached mappings are only known to be segment-aligned.
+  Segment *s = align <= kSegmentBytes ? cache_take(bytes) : nullptr;
   if (s) {
     s->zeroed = 0;
     c.cached_pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
   } else {
-    void *mem = os::map_aligned(bytes, kSegmentBytes);
+    void *mem = align > kSegmentBytes ? os::map_aligned(bytes, align, kSegmentBytes)
+                                      : os::map_aligned(bytes, kSegmentBytes);
     if (!mem) return nullptr;
     s = static_cast<Segment *>(mem);
     s->zeroed = 1;
@@ -104,9 +109,17 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
   return reinterpret_cast<char *>(s) + offset;
 }
 
-void huge_free(Segment *s) noexcept {
+void huge_free(Segment *s, void *p) noexcept {
+  // A live huge object has usable > 0 and starts map_bytes - usable past its
+  // header; a freed one (cached) has usable == 0. A freed mapping that was
+  // unmapped faults on the header read instead: a crash, never a corruption.
+  const std::size_t usable = s->usable;
+  if (VAM_UNLIKELY(usable == 0)) corruption("free(): double free detected (huge object)", p);
+  if (VAM_UNLIKELY(static_cast<char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - usable)))
+    corruption("free(): invalid pointer (inside a huge object)", p);
+  s->usable = 0;
   HugeCounters &c = huge_counters();
-  c.live_bytes.fetch_sub(static_cast<std::int64_t>(s->usable), std::memory_order_relaxed);
+  c.live_bytes.fetch_sub(static_cast<std::int64_t>(usable), std::memory_order_relaxed);
   c.live_objects.fetch_sub(1, std::memory_order_relaxed);
   c.pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
   if (cache_put(s)) {

@@ -15,7 +15,7 @@ namespace alloclab::vam {
 
 inline constexpr std::size_t kHugeOffset = 128;  // object start with no alignment request
 static_assert(sizeof(Segment) <= kHugeOffset, "the huge object must not overlap its header");
-inline constexpr std::size_t kMaxAlignment = kSegmentBytes / 2;
+inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 46;  // beyond: ENOMEM
 
 struct HugeCounters {
   std::atomic<std::int64_t> live_bytes{0};
@@ -29,7 +29,9 @@ HugeCounters &huge_counters() noexcept;
 // nullptr: out of memory. The segment's `zeroed` says whether the memory
 // comes straight from the OS (calloc need not clear it).
 void *huge_alloc(std::size_t n, std::size_t align) noexcept;
-void huge_free(Segment *s) noexcept;
+// Free the huge object p of segment s. A p that is not the object's start,
+// or an object already freed (its mapping sitting in the cache), aborts.
+void huge_free(Segment *s, void *p) noexcept;
 // Resize the huge object p (of segment s) to n bytes by remapping its pages:
 // no copy, in place when the address space allows. Returns the object's
 // (possibly new) address, or nullptr when the kernel refused (p is intact).

@@ -137,6 +137,14 @@ inline Segment *segment_of(const void *p) noexcept {
   return reinterpret_cast<Segment *>(reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1));
 }
 
+// The segment of an object libvam handed out. No object starts at its
+// segment's first byte (the header is there) except a huge object aligned to
+// a segment or more, which sits one segment after its header: the mask of
+// the byte before the object finds the header in both cases.
+inline Segment *object_segment(const void *p) noexcept {
+  return segment_of(static_cast<const char *>(p) - 1);
+}
+
 inline Block *block_of(Segment *s, const void *p) noexcept {
   const std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> s->block_shift;
   return s->blocks() + i;

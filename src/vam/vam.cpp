@@ -211,6 +211,31 @@ void check_failed(const char *what, const char *file, int line) noexcept {
   abort();
 }
 
+namespace {
+void put_hex(char *buf, std::size_t &n, std::size_t cap, std::uintptr_t v) noexcept {
+  char tmp[16];
+  int k = 0;
+  do { tmp[k++] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v && k < 16);
+  if (n + 2 < cap) { buf[n++] = '0'; buf[n++] = 'x'; }
+  while (k && n < cap) buf[n++] = tmp[--k];
+}
+}  // namespace
+
+void corruption(const char *what, const void *p) noexcept {
+  char buf[256];
+  std::size_t n = 0;
+  auto put = [&](const char *t) {
+    while (*t && n < sizeof buf - 1) buf[n++] = *t++;
+  };
+  put("vam: ");
+  put(what);
+  put(": ");
+  put_hex(buf, n, sizeof buf - 1, reinterpret_cast<std::uintptr_t>(p));
+  put("\n");
+  (void)!::write(2, buf, n);
+  abort();
+}
+
 void *malloc_impl(std::size_t n) noexcept {
   Heap *h = t_heap;
   if (VAM_LIKELY(h != nullptr && n <= kSmallMax)) return small_alloc(h, size_class(n));
@@ -220,7 +245,7 @@ void *malloc_impl(std::size_t n) noexcept {
 
 void free_impl(void *p) noexcept {
   if (VAM_UNLIKELY(p == nullptr)) return;
-  Segment *s = segment_of(p);
+  Segment *s = object_segment(p);
   VAM_CHECK(s->magic == kSegmentMagic);  // a pointer libvam never handed out
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
@@ -230,7 +255,7 @@ void free_impl(void *p) noexcept {
     if (s->owner == h) large_free_local(h, p);
     else remote_free(s->owner, p);
   } else {
-    huge_free(s);
+    huge_free(s, p);
   }
 }
 
@@ -239,7 +264,7 @@ void *calloc_impl(std::size_t n, std::size_t size) noexcept {
   if (__builtin_mul_overflow(n, size, &total)) return fail_nomem();
   void *p = malloc_impl(total);
   if (p) {
-    Segment *s = segment_of(p);
+    Segment *s = object_segment(p);
     if (s->kind != SegKind::huge || !s->zeroed) memset(p, 0, total);  // fresh mappings are zero
   }
   return p;
@@ -247,7 +272,7 @@ void *calloc_impl(std::size_t n, std::size_t size) noexcept {
 
 std::size_t usable_size_impl(const void *p) noexcept {
   if (!p) return 0;
-  Segment *s = segment_of(p);
+  Segment *s = object_segment(p);
   switch (s->kind) {
     case SegKind::small:
     case SegKind::medium: return block_of(s, p)->size;
@@ -267,7 +292,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   if (n <= have && (n > have / 2 || have <= 16)) return p;
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
-  Segment *s = segment_of(p);
+  Segment *s = object_segment(p);
   if (s->kind == SegKind::large && s->owner == t_heap && n > kSmallMax &&
       n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
     return p;
