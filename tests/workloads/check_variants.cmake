@@ -1,11 +1,13 @@
-# Runs one workload three ways (--alloc custom, reap, malloc) and checks that
-# each exits with 0 and prints the same `checksum` line.
+# Runs one workload every way it accepts (the --alloc values `--variants`
+# prints: malloc, custom, reap, and where built emulator, talloc, apr, pmr)
+# and checks that each exits with 0 and prints the same `checksum` line.
 #
 #   cmake -DEXE=<program> [-DARGS="--quick"] [-DFOOTPRINT=1] -P check_variants.cmake
 #
 # FOOTPRINT=1 also reads `footprint_peak_bytes N` from stderr and requires the
 # custom (pool) variant to hold more than the reap variant: regions cannot
 # reclaim what a producer-consumer module frees (reaps paper §7.5).
+cmake_minimum_required(VERSION 3.16)
 if(NOT EXE)
   message(FATAL_ERROR "EXE is not set")
 endif()
@@ -14,8 +16,26 @@ if(NOT DEFINED ARGS)
 endif()
 separate_arguments(ARGS)
 
+execute_process(COMMAND ${EXE} --variants RESULT_VARIABLE rc OUTPUT_VARIABLE variants ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "--variants: exit status ${rc}\n${err}")
+endif()
+string(REGEX REPLACE "[ \t\r\n]+" ";" variants "${variants}")
+list(FILTER variants EXCLUDE REGEX "^$")
+foreach(required malloc custom)
+  if(NOT required IN_LIST variants)
+    message(FATAL_ERROR "--variants does not list ${required}: ${variants}")
+  endif()
+endforeach()
+list(GET variants 0 first)
+if(NOT first STREQUAL "malloc")
+  message(FATAL_ERROR "--variants must list the naive variant (malloc) first: ${variants}")
+endif()
+message(STATUS "variants: ${variants}")
+
 set(reference "")
-foreach(variant custom reap malloc)
+set(reference_variant "")
+foreach(variant ${variants})
   execute_process(COMMAND ${EXE} --alloc ${variant} ${ARGS}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -28,8 +48,9 @@ foreach(variant custom reap malloc)
   message(STATUS "${variant}: ${line}")
   if(reference STREQUAL "")
     set(reference "${line}")
+    set(reference_variant ${variant})
   elseif(NOT line STREQUAL reference)
-    message(FATAL_ERROR "${variant} printed '${line}', custom printed '${reference}'")
+    message(FATAL_ERROR "${variant} printed '${line}', ${reference_variant} printed '${reference}'")
   endif()
   if(FOOTPRINT)
     string(REGEX MATCH "footprint_peak_bytes ([0-9]+)" fp "${err}")

@@ -2,14 +2,19 @@
 // (`--alloc custom|reap|malloc`, `--scale N`, `--quick`), a seeded PRNG, a
 // running checksum, and the footprint line the study reads from stderr.
 //
-// Every workload is one program that can run three ways, picked at run time:
-//   custom  its own allocator, written as the original program wrote it;
-//   reap    libreap in place of the custom allocator;
-//   malloc  naive allocation — each object to malloc/free, and region frees
-//           through libreap's region emulator (REAP_MODE=malloc), as in the
-//           reaps paper §3.1 and the "littering" paper's Table 4.
-// All three print the same `checksum` line on stdout; stdout holds nothing
-// that depends on addresses, time or the allocator.
+// Every workload is one program that can run several ways, picked at run time:
+//   malloc    naive allocation, built as the 2026 paper's Table 4 builds it
+//             (regions keep a list of one-object chunks from malloc, so bulk
+//             free walks it; everything else calls malloc/free directly);
+//   custom    its own allocator, written as the original program wrote it;
+//   reap      libreap in place of the custom allocator;
+//   emulator  the reap calls under libreap's region emulator
+//             (REAP_MODE=malloc), the reaps paper's §3.1;
+//   talloc, apr, pmr   the same region calls served by talloc, APR pools or
+//             std::pmr (region.hpp), the allocators of like semantics.
+// A workload names the variants it accepts; `--variants` prints them.
+// All print the same `checksum` line on stdout; stdout holds nothing that
+// depends on addresses, time or the allocator.
 #pragma once
 
 #include <alloclab/reap.h>
@@ -25,42 +30,86 @@
 
 namespace wl {
 
-enum class Alloc { Custom, Reap, Malloc };
+enum class Alloc { Malloc, Custom, Reap, Emulator, Talloc, Apr, Pmr };
+
+inline constexpr Alloc kAllAllocs[] = {Alloc::Malloc, Alloc::Custom, Alloc::Reap, Alloc::Emulator,
+                                       Alloc::Talloc, Alloc::Apr,    Alloc::Pmr};
 
 inline const char *alloc_name(Alloc a) {
   switch (a) {
+    case Alloc::Malloc: return "malloc";
     case Alloc::Custom: return "custom";
     case Alloc::Reap: return "reap";
-    case Alloc::Malloc: return "malloc";
+    case Alloc::Emulator: return "emulator";
+    case Alloc::Talloc: return "talloc";
+    case Alloc::Apr: return "apr";
+    case Alloc::Pmr: return "pmr";
   }
   return "?";
 }
+
+// Whether this build can serve a variant: talloc and APR need their
+// libraries at build time (WL_HAVE_TALLOC, WL_HAVE_APR from CMake).
+inline bool alloc_built(Alloc a) {
+#ifndef WL_HAVE_TALLOC
+  if (a == Alloc::Talloc) return false;
+#endif
+#ifndef WL_HAVE_APR
+  if (a == Alloc::Apr) return false;
+#endif
+  (void)a;
+  return true;
+}
+
+// The variants a workload accepts (a bit per Alloc), naive first when printed.
+using AllocSet = unsigned;
+constexpr AllocSet alloc_bit(Alloc a) { return 1u << static_cast<unsigned>(a); }
+inline constexpr AllocSet kBasicAllocs = alloc_bit(Alloc::Malloc) | alloc_bit(Alloc::Custom) | alloc_bit(Alloc::Reap);
+inline constexpr AllocSet kRegionLikeAllocs =
+    alloc_bit(Alloc::Talloc) | alloc_bit(Alloc::Apr) | alloc_bit(Alloc::Pmr);
+
+inline bool accepts(AllocSet set, Alloc a) { return (set & alloc_bit(a)) && alloc_built(a); }
 
 struct Options {
   Alloc alloc = Alloc::Custom;
   double scale = 1.0;  // multiplies the amount of work; fractions allowed
 };
 
-[[noreturn]] inline void usage(const char *prog, const char *about, int status) {
+inline void print_variants(std::FILE *out, AllocSet set, const char *sep) {
+  bool first = true;
+  for (Alloc a : kAllAllocs)
+    if (accepts(set, a)) {
+      std::fprintf(out, "%s%s", first ? "" : sep, alloc_name(a));
+      first = false;
+    }
+}
+
+[[noreturn]] inline void usage(const char *prog, const char *about, AllocSet set, int status) {
   std::FILE *out = status == 0 ? stdout : stderr;
+  std::fprintf(out, "usage: %s [--alloc ", prog);
+  print_variants(out, set, "|");
   std::fprintf(out,
-               "usage: %s [--alloc custom|reap|malloc] [--scale N] [--quick]\n"
+               "] [--scale N] [--quick] [--variants]\n"
                "  %s\n"
-               "  --alloc   custom: the program's own allocator (default)\n"
-               "            reap:   libreap replaces it\n"
-               "            malloc: every object to malloc/free; regions emulated\n"
-               "  --scale N multiply the work by N (0 < N <= 1000, default 1)\n"
-               "  --quick   same as --scale 0.02 (for tests)\n",
-               prog, about);
+               "  --alloc    custom:   the program's own allocator (default)\n"
+               "             malloc:   naive allocation (2026 paper, Table 4)\n"
+               "             reap:     libreap replaces the custom allocator\n"
+               "             emulator: the reap calls under REAP_MODE=malloc\n"
+               "             talloc, apr, pmr: the region calls through that library\n"
+               "  --scale N  multiply the work by N (0 < N <= 1000, default 1)\n"
+               "  --quick    same as --scale 0.02 (for tests)\n"
+               "  --variants print the --alloc values this program accepts and exit\n",
+               about);
   std::exit(status);
 }
 
-inline bool parse_alloc(std::string_view v, Alloc &out) {
-  if (v == "custom") out = Alloc::Custom;
-  else if (v == "reap") out = Alloc::Reap;
-  else if (v == "malloc") out = Alloc::Malloc;
-  else return false;
-  return true;
+inline bool parse_alloc(std::string_view v, AllocSet set, Alloc &out) {
+  for (Alloc a : kAllAllocs)
+    if (v == alloc_name(a) && accepts(set, a)) {
+      out = a;
+      return true;
+    }
+  return false;
 }
 
 inline bool parse_scale(const char *v, double &out) {
@@ -73,14 +122,14 @@ inline bool parse_scale(const char *v, double &out) {
 }
 
 // Parses the command line; on a bad argument prints why and exits with 2.
-// In malloc mode it also turns on the region emulator before any reap exists
+// For the emulator it also turns on REAP_MODE=malloc before any reap exists
 // (libreap reads REAP_MODE once, at the first reap_create).
-inline Options parse_options(int argc, char **argv, const char *about) {
+inline Options parse_options(int argc, char **argv, const char *about, AllocSet set = kBasicAllocs) {
   Options o;
   const char *prog = argc > 0 ? argv[0] : "workload";
   auto bad = [&](const char *what, const char *arg) {
     std::fprintf(stderr, "%s: %s: '%s'\n", prog, what, arg);
-    usage(prog, about, 2);
+    usage(prog, about, set, 2);
   };
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -95,17 +144,21 @@ inline Options parse_options(int argc, char **argv, const char *about) {
       if (i + 1 >= argc) bad("missing value for", argv[i]);
       return argv[++i];
     };
-    if (key == "--help" || key == "-h") usage(prog, about, 0);
-    else if (key == "--alloc") {
+    if (key == "--help" || key == "-h") usage(prog, about, set, 0);
+    else if (key == "--variants" && !value) {
+      print_variants(stdout, set, "\n");
+      std::printf("\n");
+      std::exit(0);
+    } else if (key == "--alloc") {
       const char *v = take();
-      if (!parse_alloc(v, o.alloc)) bad("unknown allocator (want custom, reap or malloc)", v);
+      if (!parse_alloc(v, set, o.alloc)) bad("unknown allocator (see --variants)", v);
     } else if (key == "--scale") {
       const char *v = take();
       if (!parse_scale(v, o.scale)) bad("scale must be a number in (0, 1000]", v);
     } else if (key == "--quick" && !value) o.scale = 0.02;
     else bad("unknown argument", argv[i]);
   }
-  if (o.alloc == Alloc::Malloc) setenv("REAP_MODE", "malloc", 1);
+  if (o.alloc == Alloc::Emulator) setenv("REAP_MODE", "malloc", 1);
   return o;
 }
 

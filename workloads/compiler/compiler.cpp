@@ -16,9 +16,13 @@
 //                   obstack back to the mark taken at each opening brace
 //   --alloc reap    a reap per function (child of a unit reap) and a nested
 //                   child reap per block, destroyed at the closing brace
-//   --alloc malloc  the same reaps served by the region emulator: every object
-//                   from malloc ("reduce chunk size to fit single objects",
-//                   littering Table 4)
+//   --alloc malloc  naive: each region a list of one-object chunks from malloc,
+//                   freed by walking the list ("reduce chunk size to fit single
+//                   objects", littering Table 4)
+//   --alloc emulator  the reaps under libreap's region emulator (REAP_MODE=malloc)
+//   --alloc talloc|apr|pmr  the same regions as talloc contexts, APR pools,
+//                   std::pmr::monotonic_buffer_resource (it frees only in bulk)
+#include "region.hpp"
 #include "workload.hpp"
 
 #include <new>
@@ -97,52 +101,55 @@ class Obstack {
   std::size_t held_ = 0;
 };
 
-// The compiler's two lifetimes, over any of the three allocation variants.
+// The compiler's two lifetimes, over any of the allocation variants.
 class Memory {
  public:
   explicit Memory(wl::Alloc mode) : custom_(mode == wl::Alloc::Custom) {
-    if (!custom_) unit_ = wl::new_reap(nullptr);
+    if (!custom_) {
+      wl::area_setup(mode, wl::PmrKind::Monotonic);  // regions only: freed in bulk
+      unit_ = wl::area_create(nullptr);
+    }
   }
   ~Memory() {
-    if (unit_) reap_destroy(unit_);
+    if (unit_) wl::area_destroy(unit_);
   }
 
   void begin_function() {
     if (custom_) function_base_ = function_ob_.mark();
-    else function_ = wl::new_reap(unit_);
+    else function_ = wl::area_create(unit_);
   }
   void end_function() {
     if (custom_) function_ob_.free_to(function_base_);
-    else reap_destroy(function_);  // its scope reaps go with it
+    else wl::area_destroy(function_);  // its scope regions go with it
     function_ = nullptr;
     scopes_.clear();
   }
   void push_scope() {
     if (custom_) scopes_.push_back(scope_ob_.mark());
-    else scopes_.push_back(wl::new_reap(scopes_.empty() ? function_ : static_cast<reap_t *>(scopes_.back())));
+    else scopes_.push_back(wl::area_create(scopes_.empty() ? function_ : static_cast<wl::Area *>(scopes_.back())));
   }
   void pop_scope() {
     void *s = scopes_.back();
     scopes_.pop_back();
     if (custom_) scope_ob_.free_to(s);
-    else reap_destroy(static_cast<reap_t *>(s));
+    else wl::area_destroy(static_cast<wl::Area *>(s));
   }
 
   template <class T>
   T *function_new() {
     ++objects_;
-    void *p = custom_ ? function_ob_.alloc(sizeof(T)) : reap_malloc(function_, sizeof(T));
+    void *p = custom_ ? function_ob_.alloc(sizeof(T)) : wl::area_alloc(function_, sizeof(T));
     return new (wl::check(p, "function region")) T{};
   }
   char *function_chars(std::size_t n) {
     ++objects_;
-    void *p = custom_ ? function_ob_.alloc(n) : reap_malloc(function_, n);
+    void *p = custom_ ? function_ob_.alloc(n) : wl::area_alloc(function_, n);
     return static_cast<char *>(wl::check(p, "function region"));
   }
   template <class T>
   T *scope_new() {
     ++objects_;
-    void *p = custom_ ? scope_ob_.alloc(sizeof(T)) : reap_malloc(static_cast<reap_t *>(scopes_.back()), sizeof(T));
+    void *p = custom_ ? scope_ob_.alloc(sizeof(T)) : wl::area_alloc(static_cast<wl::Area *>(scopes_.back()), sizeof(T));
     return new (wl::check(p, "scope region")) T{};
   }
 
@@ -152,8 +159,8 @@ class Memory {
   bool custom_;
   Obstack function_ob_, scope_ob_;
   void *function_base_ = nullptr;
-  reap_t *unit_ = nullptr, *function_ = nullptr;
-  std::vector<void *> scopes_;  // obstack marks or reaps, innermost last
+  wl::Area *unit_ = nullptr, *function_ = nullptr;
+  std::vector<void *> scopes_;  // obstack marks or regions, innermost last
   std::uint64_t objects_ = 0;
 };
 
@@ -690,7 +697,8 @@ void emit_text(std::string &out, const char *name, const Insn *i) {
 
 int main(int argc, char **argv) {
   const wl::Options opt = wl::parse_options(
-      argc, argv, "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)");
+      argc, argv, "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)",
+      wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
   const long functions = wl::scaled(opt, 4000, 5);
 
   Memory mem(opt.alloc);

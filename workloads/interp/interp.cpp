@@ -11,9 +11,13 @@
 //   --alloc custom  mudlle/lcc-style regions: blocks from malloc, bump
 //                   allocation, reset puts the blocks on a free-block list
 //   --alloc reap    a global reap and a form reap cleared after each form
-//   --alloc malloc  the same reaps under the region emulator: every cons and
-//                   frame from malloc ("reduce chunk size to fit single
+//   --alloc malloc  naive: each region a list of one-object chunks from malloc,
+//                   a reset walks the list ("reduce chunk size to fit single
 //                   objects", littering Table 4)
+//   --alloc emulator  the reaps under libreap's region emulator (REAP_MODE=malloc)
+//   --alloc talloc|apr|pmr  the regions as talloc contexts, APR pools, or
+//                   std::pmr::monotonic_buffer_resource (nothing is freed singly)
+#include "region.hpp"
 #include "workload.hpp"
 
 #include <new>
@@ -86,33 +90,34 @@ class Memory {
  public:
   explicit Memory(wl::Alloc mode) : custom_(mode == wl::Alloc::Custom) {
     if (!custom_) {
-      global_reap_ = wl::new_reap(nullptr);
-      form_reap_ = wl::new_reap(nullptr);
+      wl::area_setup(mode, wl::PmrKind::Monotonic);  // regions only: reset in bulk
+      global_area_ = wl::area_create(nullptr);
+      form_area_ = wl::area_create(nullptr);
     }
   }
   ~Memory() {
     if (!custom_) {
-      reap_destroy(form_reap_);
-      reap_destroy(global_reap_);
+      wl::area_destroy(form_area_);
+      wl::area_destroy(global_area_);
     }
   }
   void *form(std::size_t n) {
     ++objects_;
-    return wl::check(custom_ ? form_region_.alloc(n) : reap_malloc(form_reap_, n), "form region");
+    return wl::check(custom_ ? form_region_.alloc(n) : wl::area_alloc(form_area_, n), "form region");
   }
   void *global(std::size_t n) {
-    return wl::check(custom_ ? global_region_.alloc(n) : reap_malloc(global_reap_, n), "global region");
+    return wl::check(custom_ ? global_region_.alloc(n) : wl::area_alloc(global_area_, n), "global region");
   }
   void end_form() {
     if (custom_) form_region_.reset();
-    else reap_free_all(form_reap_);
+    else wl::area_clear(form_area_);
   }
   std::uint64_t objects() const { return objects_; }
 
  private:
   bool custom_;
   Region form_region_, global_region_;
-  reap_t *form_reap_ = nullptr, *global_reap_ = nullptr;
+  wl::Area *form_area_ = nullptr, *global_area_ = nullptr;
   std::uint64_t objects_ = 0;
 };
 
@@ -424,7 +429,8 @@ std::string generate_form(wl::Rng &rng) {
 
 int main(int argc, char **argv) {
   const wl::Options opt =
-      wl::parse_options(argc, argv, "Lisp interpreter with a region per top-level form (mudlle)");
+      wl::parse_options(argc, argv, "Lisp interpreter with a region per top-level form (mudlle)",
+                        wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
   const long forms = wl::scaled(opt, 4000, 20);
 
   Memory mem(opt.alloc);

@@ -21,6 +21,10 @@
 //   --alloc malloc  malloc/free per vertex on the same intrusive list, freed
 //                   one by one at the end (littering Table 4 tracks live
 //                   objects in a hash set; a list does the same job here)
+//   --alloc talloc|apr|pmr  the reap variant's one pool as a talloc context, an
+//                   APR pool (frees dropped until the pool dies) or an
+//                   std::pmr::unsynchronized_pool_resource (frees are single)
+#include "region.hpp"
 #include "workload.hpp"
 
 #include <cstddef>
@@ -98,10 +102,15 @@ class MemPool {
 // ---- the reap and malloc variants: objects on an intrusive list ------------
 class ListPool {
  public:
-  explicit ListPool(bool use_reap) : reap_(use_reap ? wl::new_reap(nullptr) : nullptr) {}
+  explicit ListPool(wl::Alloc mode) {
+    if (mode != wl::Alloc::Malloc) {
+      wl::area_setup(mode, wl::PmrKind::Pool);  // collapsed vertices are freed singly
+      area_ = wl::area_create(nullptr);
+    }
+  }
   ~ListPool() {
-    if (reap_) {
-      reap_destroy(reap_);  // bulk free
+    if (area_) {
+      wl::area_destroy(area_);  // bulk free
       return;
     }
     for (Node *n = head_; n;) {
@@ -111,7 +120,7 @@ class ListPool {
     }
   }
   Vert *alloc() {
-    void *p = reap_ ? reap_malloc(reap_, sizeof(Node)) : std::malloc(sizeof(Node));
+    void *p = area_ ? wl::area_alloc(area_, sizeof(Node)) : std::malloc(sizeof(Node));
     Node *n = static_cast<Node *>(wl::check(p, "vertex"));
     n->next = nullptr;
     n->prev = tail_;
@@ -126,7 +135,7 @@ class ListPool {
     (n->prev ? n->prev->next : head_) = n->next;
     (n->next ? n->next->prev : tail_) = n->prev;
     --live_;
-    if (reap_) reap_free(reap_, n);
+    if (area_) wl::area_free(area_, n);
     else std::free(n);
   }
   template <class F>
@@ -145,7 +154,7 @@ class ListPool {
     Node *prev, *next;
     Vert vert;
   };
-  reap_t *reap_;
+  wl::Area *area_ = nullptr;  // reap, talloc, apr, pmr; none for malloc
   Node *head_ = nullptr, *tail_ = nullptr, *cursor_ = nullptr;
   std::size_t live_ = 0;
 };
@@ -240,14 +249,15 @@ void run(Pool &pool, long strokes, wl::Checksum &sum) {
 
 int main(int argc, char **argv) {
   const wl::Options opt = wl::parse_options(
-      argc, argv, "sculpt brush over an iterable element pool (Blender BLI_mempool, sculpt)");
+      argc, argv, "sculpt brush over an iterable element pool (Blender BLI_mempool, sculpt)",
+      wl::kBasicAllocs | wl::kRegionLikeAllocs);
   const long strokes = wl::scaled(opt, 100, 1);
   wl::Checksum sum;
   if (opt.alloc == wl::Alloc::Custom) {
     MemPool pool;
     run(pool, strokes, sum);
   } else {
-    ListPool pool(opt.alloc == wl::Alloc::Reap);
+    ListPool pool(opt.alloc);
     run(pool, strokes, sum);
   }
   wl::print_checksum(sum.value());

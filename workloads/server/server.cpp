@@ -16,12 +16,19 @@
 //   --alloc custom  APR-style pools: 8 KiB blocks, bump allocation, free is a
 //                   no-op; a destroyed pool's blocks go to a server-wide list
 //   --alloc reap    a server reap and a child reap per request; frees are real
-//   --alloc malloc  the same reaps under the region emulator: every object
-//                   from malloc, freed by free (or with its request)
+//   --alloc malloc  naive (littering Table 4): each pool a list of one-object
+//                   chunks from malloc; bc's frees unlink and free a chunk, the
+//                   end of a request walks the rest
+//   --alloc emulator  the reaps under libreap's region emulator (REAP_MODE=malloc)
+//   --alloc talloc|apr|pmr  talloc contexts (frees are talloc_free), APR pools
+//                   (frees dropped, as in Apache), std::pmr::unsynchronized_pool_resource
+//                   (bc frees one object at a time)
 //
 // stderr: `footprint_peak_bytes N` — the most memory the pools (or reaps) held
-// at once: block bytes for pools, libreap's footprint for reaps, and the
-// live bytes of the emulated reaps (malloc's usable sizes) in malloc mode.
+// at once: block bytes for pools, libreap's footprint for reaps and the
+// emulator (there: malloc's usable sizes of live objects), the chunks' usable
+// sizes for malloc, counted bytes for talloc/apr/pmr (region.hpp).
+#include "region.hpp"
 #include "workload.hpp"
 
 #include <string>
@@ -106,14 +113,18 @@ class Pool {
 class Memory {
  public:
   explicit Memory(wl::Alloc mode) : custom_(mode == wl::Alloc::Custom), server_pool_(blocks_) {
-    if (!custom_) server_reap_ = wl::new_reap(nullptr);
+    if (!custom_) {
+      // bc frees its temporaries one by one: a pool resource for pmr
+      wl::area_setup(mode, wl::PmrKind::Pool, /*track_footprint=*/true);
+      server_area_ = wl::area_create(nullptr);
+    }
   }
   ~Memory() {
-    if (server_reap_) reap_destroy(server_reap_);
+    if (server_area_) wl::area_destroy(server_area_);
   }
   void begin_request() {
     if (custom_) request_pool_ = new Pool(blocks_);
-    else request_reap_ = wl::new_reap(server_reap_);
+    else request_area_ = wl::area_create(server_area_);
   }
   void end_request() {
     if (custom_) {
@@ -121,24 +132,21 @@ class Memory {
       request_pool_ = nullptr;
       return;
     }
-    reap_stats_t server, request;
-    reap_stats(server_reap_, &server);
-    reap_stats(request_reap_, &request);
-    const std::size_t total = server.footprint_bytes + request.peak_footprint_bytes;
+    const std::size_t total = wl::area_footprint(server_area_) + wl::area_peak_footprint(request_area_);
     if (total > peak_) peak_ = total;
-    reap_destroy(request_reap_);
-    request_reap_ = nullptr;
+    wl::area_destroy(request_area_);
+    request_area_ = nullptr;
   }
   void *server_alloc(std::size_t n) {
-    return wl::check(custom_ ? server_pool_.alloc(n) : reap_malloc(server_reap_, n), "server");
+    return wl::check(custom_ ? server_pool_.alloc(n) : wl::area_alloc(server_area_, n), "server");
   }
   // ap_palloc / ap_pfree
   void *alloc(std::size_t n) {
     ++allocs_;
-    return wl::check(custom_ ? request_pool_->alloc(n) : reap_malloc(request_reap_, n), "request");
+    return wl::check(custom_ ? request_pool_->alloc(n) : wl::area_alloc(request_area_, n), "request");
   }
   void free(void *p) {
-    if (!custom_) reap_free(request_reap_, p);  // a pool cannot take it back
+    if (!custom_) wl::area_free(request_area_, p);  // a pool cannot take it back (nor can APR's)
   }
   std::size_t peak_footprint() const { return custom_ ? blocks_.peak : peak_; }
   std::uint64_t allocs() const { return allocs_; }
@@ -148,7 +156,7 @@ class Memory {
   BlockSource blocks_;
   Pool server_pool_;
   Pool *request_pool_ = nullptr;
-  reap_t *server_reap_ = nullptr, *request_reap_ = nullptr;
+  wl::Area *server_area_ = nullptr, *request_area_ = nullptr;
   std::size_t peak_ = 0;
   std::uint64_t allocs_ = 0;
 };
@@ -423,7 +431,8 @@ std::string handle(Memory &m, const std::string &raw) {
 
 int main(int argc, char **argv) {
   const wl::Options opt = wl::parse_options(
-      argc, argv, "web server with per-request pools and a bc module (Apache + bc, reaps §7.5)");
+      argc, argv, "web server with per-request pools and a bc module (Apache + bc, reaps §7.5)",
+      wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
   const long requests = wl::scaled(opt, 800, 5);
 
   Memory mem(opt.alloc);
