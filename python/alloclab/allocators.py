@@ -16,9 +16,9 @@ API::
     lab_libdir() -> str | None             # where the shims were found
     exec_helper() -> str | None            # the alloclab-exec measuring launcher
 
-The shims are searched in ``$ALLOCLAB_LIBDIR``, then ``build/release/src/lab``
-of the checkout this package lives in, then the library directories of an
-installed tree (``<prefix>/lib*``).
+The shims, the launcher and libvam are found through alloclab.paths (one
+search order for every native part: ``$ALLOCLAB_PREFIX``, the checkout's
+``build/release``, the install prefix, ``sys.prefix``, ``/usr/local``, ``/usr``).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import re
 import subprocess
 import time
 
-from alloclab import LabError
+from alloclab import LabError, paths
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = paths.PACKAGE_DIR
 # python/alloclab -> the checkout root (when running from a checkout).
-SOURCE_ROOT = os.path.dirname(os.path.dirname(PACKAGE_DIR))
+SOURCE_ROOT = paths.SOURCE_ROOT
 
 # Name -> shared-object names to look for, best first.
 PEERS = {
@@ -69,9 +69,8 @@ class Allocator:
 
 
 def _install_prefixes() -> list[str]:
-    # <prefix>/share/alloclab/python/alloclab -> <prefix>
-    prefix = os.path.abspath(os.path.join(PACKAGE_DIR, "..", "..", "..", ".."))
-    return [prefix]
+    """The roots of alloclab.paths (kept for callers of the old name)."""
+    return paths.roots()
 
 
 def _libdirs_of(prefix: str) -> list[str]:
@@ -79,43 +78,28 @@ def _libdirs_of(prefix: str) -> list[str]:
 
 
 def lab_libdirs() -> list[str]:
-    """Directories searched for the lab's shims, in order."""
-    dirs = []
-    if os.environ.get("ALLOCLAB_LIBDIR"):
-        dirs.append(os.environ["ALLOCLAB_LIBDIR"])
-    dirs.append(os.path.join(SOURCE_ROOT, "build", "release", "src", "lab"))
-    for prefix in _install_prefixes():
-        dirs.extend(_libdirs_of(prefix))
-    return dirs
+    """Directories searched for the lab's shims, in order (alloclab.paths.search_dirs())."""
+    return paths.search_dirs()
 
 
 def lab_libdir() -> str | None:
-    """The first directory holding liballoclab_profile.so, or None."""
-    for d in lab_libdirs():
-        if os.path.isfile(os.path.join(d, "liballoclab_profile.so")):
-            return d
-    return None
+    """The directory holding liballoclab_profile.so, or None."""
+    p = paths.find("liballoclab_profile.so")
+    return os.path.dirname(p) if p else None
 
 
 def shim(kind: str) -> str:
     """Absolute path of liballoclab_<kind>.so (kind: "profile" or "litter")."""
     name = f"liballoclab_{kind}.so"
-    for d in lab_libdirs():
-        p = os.path.join(d, name)
-        if os.path.isfile(p):
-            return os.path.abspath(p)
-    raise LabError(f"{name} not found (searched: {', '.join(lab_libdirs())}); "
-                   "run `make` first, or set ALLOCLAB_LIBDIR to the directory holding it")
+    p = paths.find(name)
+    if p:
+        return p
+    raise LabError(f"{name} not found ({paths.describe()})")
 
 
 def exec_helper() -> str | None:
     """Path of the alloclab-exec launcher (see src/lab/exec.c), or None."""
-    dirs = lab_libdirs() + [os.path.join(p, "libexec", "alloclab") for p in _install_prefixes()]
-    for d in dirs:
-        p = os.path.join(d, "alloclab-exec")
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return os.path.abspath(p)
-    return None
+    return paths.find("alloclab-exec", executable=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -184,11 +168,8 @@ def glibc_version() -> str:
         return "unknown"
 
 
-def _vam_candidates() -> list[str]:
-    c = [os.path.join(SOURCE_ROOT, "build", "release", "src", "vam", "libvam.so")]
-    for prefix in _install_prefixes():
-        c.extend(os.path.join(d, "libvam.so") for d in _libdirs_of(prefix))
-    return c
+def _vam_path() -> str | None:
+    return paths.find("libvam.so")
 
 
 def find(name: str) -> Allocator:
@@ -206,13 +187,12 @@ def find(name: str) -> Allocator:
             raise LabError(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
         return Allocator(low, path, _version_of(path))
     if low == "vam":
-        for p in _vam_candidates():
-            if os.path.isfile(p):
-                st = os.stat(p)
-                built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
-                return Allocator("vam", os.path.abspath(p), f"alloclab build of {built} UTC")
-        raise LabError("allocator 'vam' is not built (run `make`; looked for "
-                       + ", ".join(_vam_candidates()) + ")")
+        p = _vam_path()
+        if p:
+            st = os.stat(p)
+            built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
+            return Allocator("vam", p, f"alloclab build of {built} UTC")
+        raise LabError(f"allocator 'vam' is not built: libvam.so not found ({paths.describe()})")
     if "/" in key or key.endswith(".so") or ".so." in key:
         if not os.path.isfile(key):
             raise LabError(f"allocator library {key!r} does not exist")

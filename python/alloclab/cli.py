@@ -1,38 +1,125 @@
 """The `alloclab` command line.
 
-    alloclab profile [-o FILE] [--cutoff N] [--allocator NAME] -- CMD ARGS...
-    alloclab litter --profile FILE (--adv {0,1,3,10} | --multiplier M --occupancy O)
-                    [--seed S] [--allocator NAME] -- CMD ARGS...
-    alloclab allocators
-    alloclab compare [--allocators LIST] [--adv LIST] [--repeat N] [--timeout S]
-                     [--cache {auto,perf,cachegrind,off}] [--baseline NAME[/Adv_N]]
-                     [--profile FILE] [--seed S] [--no-warmup] [--fixed-order] [-o DIR] -- CMD ARGS...
+Every subcommand is declared once, in COMMANDS below: its name, its one-line
+help, the function that adds its arguments and the function that runs it.
+``alloclab --help`` lists them from there; docs/lab.md describes each.
 
-Other modules of the package add subcommands by defining register(subparsers)
-(see CORE_MODULES below); `study` falls back to a wrapper around
-alloclab.study.run_study() when that module has no register().
+Arguments of the same kind (allocators, littering levels, durations, output
+paths) are parsed by alloclab.args, the same way for every subcommand.
+Output paths are created and probed after parsing, before anything runs.
 
-Exit status: 0 success; 2 bad input (message on stderr); profile and litter
-pass on the program's own non-zero status (128+signal when it was killed);
-compare returns 1 when some cell has no successful run, 130 when interrupted.
+Exit status: 0 success; 2 bad input (message ``alloclab: ...`` on stderr);
+profile and litter pass on the program's own non-zero status (128+signal when
+it was killed); compare returns 1 when some cell has no successful run, 130
+when interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import os
 import sys
+from typing import Callable
 
-from alloclab import LabError, __version__
+from alloclab import LabError, __version__, args as A
 
 
-def _cmd(ns) -> list[str]:
-    cmd = list(ns.cmd)
-    if cmd and cmd[0] == "--":
-        cmd = cmd[1:]
-    if not cmd:
-        raise LabError("no command given; put it after --, e.g. alloclab compare -- ls -l")
-    return cmd
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """One subcommand. add_arguments and run are "module:function" names, imported when needed."""
+
+    name: str
+    help: str
+    add_arguments: str
+    run: str
+
+    def _fn(self, spec: str) -> Callable:
+        mod, fn = spec.split(":")
+        return getattr(importlib.import_module(mod), fn)
+
+    def add(self, parser) -> None:
+        self._fn(self.add_arguments)(parser)
+
+    def __call__(self, ns) -> int:
+        return self._fn(self.run)(ns)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("profile", "record allocation sizes and peak live objects of a program",
+            "alloclab.cli:profile_arguments", "alloclab.cli:cmd_profile"),
+    Command("litter", "run a program once on a littered heap",
+            "alloclab.cli:litter_arguments", "alloclab.cli:cmd_litter"),
+    Command("allocators", "list the allocators found on this machine and where the lab's parts are",
+            "alloclab.cli:allocators_arguments", "alloclab.cli:cmd_allocators"),
+    Command("compare", "time a program on each allocator x littering level (hyperfine-like runner)",
+            "alloclab.cli:compare_arguments", "alloclab.cli:cmd_compare"),
+    Command("drag", "object drag: heap size vs. freeing at last use (needs valgrind)",
+            "alloclab.drag:add_arguments", "alloclab.drag:main"),
+    Command("frag", "fragmentation: max heap pages in use / max live data (needs valgrind)",
+            "alloclab.frag:add_arguments", "alloclab.frag:main"),
+    Command("pages", "heap page trace: LRU miss curves and swap prefetchability (needs valgrind)",
+            "alloclab.pages:add_arguments", "alloclab.pages:main"),
+    Command("study", "answer the papers' questions on this machine (report in out/study)",
+            "alloclab.study:add_arguments", "alloclab.study:run_command"),
+)
+
+
+def command_names() -> list[str]:
+    return [c.name for c in COMMANDS]
+
+
+# ------------------------------------------------------------------ profile
+
+def profile_arguments(sp) -> None:
+    A.add_output_file(sp, "alloclab-profile.json", "profile JSON")
+    sp.add_argument("--cutoff", type=A.count_type(1), default=4096,
+                    help="histogram sizes below this (default %(default)s)")
+    A.add_allocator(sp, "allocator to profile on (default glibc)")
+    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
+    A.add_command(sp)
+
+
+def cmd_profile(ns) -> int:
+    from alloclab import profile
+    cmd = A.command(ns)
+    try:
+        p = profile.run_profile(cmd, out=ns.output, cutoff=ns.cutoff, allocator=ns.allocator,
+                                timeout=ns.timeout)
+    except profile.NoProfile as e:
+        res = e.result
+        if res is None or res.ok:
+            raise
+        # The program's own failure: its status, as for any other run (no profile written).
+        print(f"alloclab: {e}; no profile written", file=sys.stderr)
+        return _status(res)
+    procs = len(p["processes"])
+    print(f"alloclab: profile written to {ns.output}: {p['allocations']} allocations, {p['bytes']} bytes, "
+          f"max_live {p['max_live']} ({p['max_live_bytes']} bytes), mean size {p['mean_size']}, "
+          f"{len(p['sizes'])} distinct sizes below {p['cutoff']}, {p['ignored']} at or above"
+          + (f"; merged from {procs} processes" if procs > 1 else ""), file=sys.stderr)
+    run = p["run"]
+    if run["status"] != "ok":
+        print(f"alloclab: warning: the program ended with status {run['status']}"
+              + (f" (signal {run['signal']})" if run.get("signal") else ""), file=sys.stderr)
+        return run["exit_code"] if run["exit_code"] is not None else 128 + (run["signal"] or 0)
+    return 0
+
+
+# ------------------------------------------------------------------- litter
+
+def litter_arguments(sl) -> None:
+    sl.add_argument("--profile", required=True, help="profile JSON from `alloclab profile`")
+    sl.add_argument("--adv", type=A._type(A.parse_level), default=None,
+                    help="paper Table 3 preset: 0, 1, 3 or 10 (also Adv_3, adv3)")
+    sl.add_argument("--multiplier", type=A.fraction_type(), help="M: allocate M x max_live objects")
+    sl.add_argument("--occupancy", type=A.fraction_type(), help="O: fraction left live, in [0,1]")
+    A.add_seed(sl)
+    A.add_allocator(sl)
+    sl.add_argument("--log", default=None, help="append the litter log line here instead of stderr")
+    A.add_timeout(sl, A.DEFAULT_TIMEOUT)
+    A.add_command(sl)
 
 
 def _status(res) -> int:
@@ -41,25 +128,9 @@ def _status(res) -> int:
     return 128 + (res.signal or 0)
 
 
-def cmd_profile(ns) -> int:
-    from alloclab import profile
-    cmd = _cmd(ns)
-    p = profile.run_profile(cmd, out=ns.output, cutoff=ns.cutoff, allocator=ns.allocator, timeout=ns.timeout)
-    procs = len(p["processes"])
-    print(f"alloclab: profile written to {ns.output}: {p['allocations']} allocations, {p['bytes']} bytes, "
-          f"max_live {p['max_live']} ({p['max_live_bytes']} bytes), mean size {p['mean_size']}, "
-          f"{len(p['sizes'])} distinct sizes below {p['cutoff']}, {p['ignored']} at or above"
-          + (f"; merged from {procs} processes" if procs > 1 else ""), file=sys.stderr)
-    run = p["run"]
-    if run["status"] != "ok":
-        print(f"alloclab: warning: the program ended with status {run['status']}", file=sys.stderr)
-        return run["exit_code"] if run["exit_code"] is not None else 128 + (run["signal"] or 0)
-    return 0
-
-
 def cmd_litter(ns) -> int:
     from alloclab import litter
-    cmd = _cmd(ns)
+    cmd = A.command(ns)
     if ns.adv is not None:
         if ns.multiplier is not None or ns.occupancy is not None:
             raise LabError("give either --adv or --multiplier/--occupancy, not both")
@@ -80,9 +151,15 @@ def cmd_litter(ns) -> int:
     return _status(res)
 
 
+# --------------------------------------------------------------- allocators
+
+def allocators_arguments(sa) -> None:
+    sa.add_argument("paths", nargs="*", help="extra .so paths to describe")
+
+
 def cmd_allocators(ns) -> int:
-    from alloclab import allocators
-    extras = [allocators.find(x) for x in ns.paths or []]
+    from alloclab import allocators, paths
+    extras = [A.parse_allocator(x) for x in ns.paths or []]
     rows = [("name", "version", "library")]
     missing = []
     for name in allocators.KNOWN:
@@ -99,126 +176,105 @@ def cmd_allocators(ns) -> int:
     for m in missing:
         print(f"not available: {m}", file=sys.stderr)
     lib = allocators.lab_libdir()
-    print(f"lab shims: {lib or 'not found (run make, or set ALLOCLAB_LIBDIR)'}", file=sys.stderr)
+    print(f"lab shims: {lib or 'not found'}", file=sys.stderr)
+    print(f"native parts are searched in: ${paths.ENV} (" + (os.environ.get(paths.ENV) or "unset") + "), "
+          + ", ".join(r for r in paths.roots() if r not in os.environ.get(paths.ENV, "").split(":")),
+          file=sys.stderr)
     return 0
 
 
+# ------------------------------------------------------------------ compare
+
+def compare_arguments(sc) -> None:
+    A.add_allocators(sc)
+    A.add_levels(sc)
+    runs = sc.add_mutually_exclusive_group()
+    runs.add_argument("-r", "--runs", "--repeat", dest="runs", type=A.count_type(1), default=5, metavar="N",
+                      help="measured runs per cell (--repeat is the old name) (default %(default)s)")
+    warm = sc.add_mutually_exclusive_group()
+    warm.add_argument("-w", "--warmup", type=A.count_type(0), default=1, metavar="N",
+                      help="unrecorded warm-up runs per cell before the measured ones (default %(default)s)")
+    warm.add_argument("--no-warmup", dest="warmup", action="store_const", const=0,
+                      help="the same as --warmup 0")
+    A.add_timeout(sc, A.DEFAULT_TIMEOUT)
+    sc.add_argument("-p", "--prepare", default=None, metavar="CMD",
+                    help="shell command run before every run (warm-up and measured), not timed; "
+                         "a failure stops the comparison")
+    sc.add_argument("--show-output", action="store_true",
+                    help="let the program print to the terminal (default: stdout is hashed, stderr kept)")
+    sc.add_argument("--cache", choices=["auto", "perf", "cachegrind", "off"], default="auto",
+                    help="cache-miss measurement (default %(default)s)")
+    sc.add_argument("--baseline", default=None, help="ALLOCATOR or ALLOCATOR/Adv_N (default glibc/Adv_0)")
+    sc.add_argument("--profile", default=None, help="use this profile instead of profiling first")
+    A.add_seed(sc)
+    sc.add_argument("--fixed-order", action="store_true",
+                    help="visit the cells in the same order every round (default: shuffled per round)")
+    A.add_output_dir(sc, "out/compare")
+    sc.add_argument("--export-json", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="also write the summary (cells, statistics, ratios) as JSON here")
+    sc.add_argument("--export-markdown", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="also write the results table as Markdown here")
+    sc.add_argument("--export-csv", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="also write the per-run rows (results.csv) here")
+    A.add_command(sc)
+
+
 def cmd_compare(ns) -> int:
-    from alloclab import compare
-    cmd = _cmd(ns)
-    summary = compare.run_matrix(cmd, allocators=ns.allocators.split(","), advs=ns.adv, repeat=ns.repeat,
+    from alloclab import compare, results
+    cmd = A.command(ns)
+    if ns.profile is not None:
+        from alloclab import profile
+        profile.load_profile(ns.profile)
+    extra = {}
+    if ns.prepare is not None:
+        extra["prepare"] = ns.prepare
+    if ns.show_output:
+        extra["show_output"] = True
+    summary = compare.run_matrix(cmd, allocators=ns.allocators, advs=ns.adv, repeat=ns.runs,
                                  outdir=ns.output, timeout=ns.timeout, cache=ns.cache, baseline=ns.baseline,
-                                 profile=ns.profile, seed=ns.seed, warmup=not ns.no_warmup,
-                                 shuffle=not ns.fixed_order)
+                                 profile=ns.profile, seed=ns.seed, warmup=ns.warmup,
+                                 shuffle=not ns.fixed_order, **extra)
     print(compare.format_table(summary))
-    print(f"results: {os.path.join(ns.output, 'results.csv')}  report: {os.path.join(ns.output, 'report.html')}")
+    for w in results.warnings(summary):
+        print(f"alloclab: warning: {w}", file=sys.stderr)
+    written = results.export(summary, ns.output, json_path=ns.export_json, markdown_path=ns.export_markdown,
+                             csv_path=ns.export_csv)
+    print(f"results: {os.path.join(ns.output, 'results.csv')}  report: {os.path.join(ns.output, 'report.html')}"
+          + "".join(f"  {p}" for p in written))
     if summary["meta"].get("interrupted"):
         return 130
     return compare.compare_exit_code(summary)
 
 
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    return v
+# ------------------------------------------------------------------- parser
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the lab's error convention: `alloclab: <message>` and exit 2."""
 
-# Modules of this package that are the command line's own; every other module
-# may extend it by defining register(subparsers), which adds a subcommand
-# (set_defaults(func=...) taking the parsed namespace, returning the status).
-CORE_MODULES = {"__init__", "__main__", "cli", "allocators", "runner", "profile", "litter", "cache",
-                "compare", "report"}
-
-
-def _register_extensions(sub) -> list[str]:
-    """Add the subcommands of extension modules; returns load problems (not fatal)."""
-    import importlib
-    import pkgutil
-
-    import alloclab
-    problems = []
-    for info in sorted(pkgutil.iter_modules(alloclab.__path__), key=lambda m: m.name):
-        if info.name in CORE_MODULES or info.name.startswith("_"):
-            continue
-        try:
-            mod = importlib.import_module(f"alloclab.{info.name}")
-        except Exception as e:  # a broken extension must not take the core commands down
-            problems.append(f"{info.name}: {type(e).__name__}: {e}")
-            continue
-        try:
-            if callable(getattr(mod, "register", None)):
-                mod.register(sub)
-        except Exception as e:
-            problems.append(f"{info.name}: {type(e).__name__}: {e}")
-    return problems
+    def error(self, message):
+        self.exit(2, f"alloclab: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="alloclab", description="Profile, litter and compare memory allocators.")
+    p = Parser(prog="alloclab", description="Profile, litter and compare memory allocators.",
+               epilog="Each command has its own --help. Native parts are found as docs/lab.md describes "
+                      "(ALLOCLAB_PREFIX first).")
     p.add_argument("--version", action="version", version=f"alloclab {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-
-    sp = sub.add_parser("profile", help="record allocation sizes and peak live objects of a program")
-    sp.add_argument("-o", "--output", default="alloclab-profile.json", help="profile JSON (default %(default)s)")
-    sp.add_argument("--cutoff", type=int, default=4096, help="histogram sizes below this (default %(default)s)")
-    sp.add_argument("--allocator", default=None, help="allocator to profile on (default glibc)")
-    sp.add_argument("--timeout", type=float, default=None, help="kill the program after S seconds")
-    sp.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
-    sp.set_defaults(func=cmd_profile)
-
-    sl = sub.add_parser("litter", help="run a program once on a littered heap")
-    sl.add_argument("--profile", required=True, help="profile JSON from `alloclab profile`")
-    sl.add_argument("--adv", type=int, choices=[0, 1, 3, 10], help="paper Table 3 preset")
-    sl.add_argument("--multiplier", type=_positive_float, help="M: allocate M x max_live objects")
-    sl.add_argument("--occupancy", type=_positive_float, help="O: fraction left live, in [0,1]")
-    sl.add_argument("--seed", type=int, default=42, help="littering seed (default %(default)s)")
-    sl.add_argument("--allocator", default=None, help="allocator name or .so path (default glibc)")
-    sl.add_argument("--log", default=None, help="append the litter log line here instead of stderr")
-    sl.add_argument("--timeout", type=float, default=None, help="kill the program after S seconds")
-    sl.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
-    sl.set_defaults(func=cmd_litter)
-
-    sa = sub.add_parser("allocators", help="list the allocators found on this machine")
-    sa.add_argument("paths", nargs="*", help="extra .so paths to describe")
-    sa.set_defaults(func=cmd_allocators)
-
-    sc = sub.add_parser("compare", help="time a program on each allocator x littering level")
-    sc.add_argument("--allocators", default="glibc,jemalloc,mimalloc",
-                    help="comma-separated names or .so paths, or 'all' (default %(default)s)")
-    sc.add_argument("--adv", default="0,1,3,10", help="littering levels (default %(default)s)")
-    sc.add_argument("--repeat", type=int, default=5, help="measured runs per cell (default %(default)s)")
-    sc.add_argument("--timeout", type=float, default=None, help="kill a run after S seconds")
-    sc.add_argument("--cache", choices=["auto", "perf", "cachegrind", "off"], default="auto",
-                    help="cache-miss measurement (default %(default)s)")
-    sc.add_argument("--baseline", default=None, help="ALLOCATOR or ALLOCATOR/Adv_N (default glibc/Adv_0)")
-    sc.add_argument("--profile", default=None, help="use this profile instead of profiling first")
-    sc.add_argument("--seed", type=int, default=42, help="littering seed (default %(default)s)")
-    sc.add_argument("--no-warmup", action="store_true", help="skip the warm-up run per cell")
-    sc.add_argument("--fixed-order", action="store_true",
-                    help="visit the cells in the same order every round (default: shuffled per round)")
-    sc.add_argument("-o", "--output", default="out/compare", help="output directory (default %(default)s)")
-    sc.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
-    sc.set_defaults(func=cmd_compare)
-
-    p.extension_problems = _register_extensions(sub)
+    for c in COMMANDS:
+        sp = sub.add_parser(c.name, help=c.help, description=c.help)
+        c.add(sp)
+        sp.set_defaults(func=c)
     return p
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
     args = sys.argv[1:] if argv is None else list(argv)
-    if parser.extension_problems and args and not args[0].startswith("-") and \
-            args[0] not in ("profile", "litter", "allocators", "compare"):
-        for problem in parser.extension_problems:
-            print(f"alloclab: warning: extension {problem}", file=sys.stderr)
-    ns = parser.parse_args(args)
     try:
-        if ns.command == "compare" and ns.allocators.strip() == "all":
-            from alloclab import allocators
-            ns.allocators = ",".join(a.name for a in allocators.available())
+        parser = build_parser()
+        ns = parser.parse_args(args)
+        A.prepare_outputs(ns)
         return ns.func(ns)
     except LabError as e:
         print(f"alloclab: {e}", file=sys.stderr)
@@ -226,3 +282,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("alloclab: interrupted", file=sys.stderr)
         return 130
+
+
+def main_exit() -> None:
+    """The console entry point (pyproject.toml [project.scripts])."""
+    sys.exit(main())

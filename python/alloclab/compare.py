@@ -222,7 +222,8 @@ def _utc() -> str:
 def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, outdir: str = "out/compare",
                timeout: float | None = None, cache: str = "off", baseline: str | None = None,
                profile: str | dict | None = None, seed: int = litter.DEFAULT_SEED, warmup: bool = True,
-               progress=sys.stderr, report: bool = True, shuffle: bool = True) -> dict:
+               progress=sys.stderr, report: bool = True, shuffle: bool = True, prepare: str | None = None,
+               show_output: bool = False) -> dict:
     """Run the matrix and write DIR/results.csv, summary.json, plots, report.html.
 
     allocators  names/paths or Allocator objects
@@ -232,6 +233,12 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
     profile     a profile path or dict; default: profile cmd once on glibc (DIR/profile.json)
     shuffle     visit the cells of each round in a fresh (seeded) random order, so that no
                 cell always runs right after the same neighbour (e.g. the largest footprint)
+    warmup      unrecorded runs per cell before the measured ones (True: 1, False: 0)
+    prepare     shell command run before every run, untimed (a failure stops the matrix)
+    show_output the program's stdout and stderr go to the terminal (not hashed)
+    When the program leaves no profile (it crashed under the profiling shim), the
+    littered cells are not run: they stay in the summary with no runs and a note
+    (meta["skipped"]), and the clean cells run as usual.
     Returns the summary dict (also in DIR/summary.json).
     """
     runner.check_command(cmd)
@@ -252,6 +259,7 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
     say = (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
 
     # Phase 1: the profile littering samples from.
+    skipped_note = None
     profile_path = os.path.join(outdir, "profile.json")
     if any(adv != 0 for adv in advs):
         alloc_mod.shim("litter")  # fail early when the shims are not built
@@ -264,10 +272,18 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                 profile_mod.write_profile(prof, profile_path)
         else:
             say(f"profiling: {' '.join(cmd)}")
-            prof = profile_mod.run_profile(cmd, out=profile_path, timeout=timeout,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            say(f"profile: {prof['allocations']} allocations, max_live {prof['max_live']}, "
-                f"{len(prof['sizes'])} sizes below {prof['cutoff']}")
+            try:
+                prof = profile_mod.run_profile(cmd, out=profile_path, timeout=timeout,
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            except profile_mod.NoProfile as e:
+                skipped_note = f"littered cells not run: {e}"
+                say(f"WARNING: {skipped_note}")
+            else:
+                say(f"profile: {prof['allocations']} allocations, max_live {prof['max_live']}, "
+                    f"{len(prof['sizes'])} sizes below {prof['cutoff']}")
+                if prof["run"]["status"] != "ok":
+                    say(f"WARNING: the profiled run ended with status {prof['run']['status']}; "
+                        "the profile covers what it did until then")
     method = cache_mod.detect(cache)
     meta = {
         "command": list(cmd),
@@ -292,7 +308,7 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
         "interrupted": False,
     }
 
-    profile_sha = file_sha256(profile_path) if any(adv != 0 for adv in advs) else ""
+    profile_sha = file_sha256(profile_path) if not skipped_note and any(adv != 0 for adv in advs) else ""
     meta["profile_sha256"] = profile_sha or None
 
     def setup(a, adv, rep_seed):
@@ -304,20 +320,29 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
             preload, env = preload + [alloc_mod.shim("litter")], {"LITTER_MULTIPLIER": "0"}
         return preload, env
 
+    if skipped_note:
+        meta["skipped"] = {"cells": [(a.name, adv) for a, adv in cells if adv != 0], "reason": skipped_note}
+        cells = [(a, adv) for a, adv in cells if adv == 0]
+    from alloclab import results as results_mod
+    prog = runner.Progress(progress)
+    n_warmup = int(warmup)
+    meta["warmup"] = n_warmup
+    run_opts = {"prepare": prepare, "show_output": show_output}
     csv_path = os.path.join(outdir, "results.csv")
     rows: list[dict] = []
     total = len(cells) * repeat
     k = 0
     try:
         with open(csv_path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-            w.writeheader()
+            w = results_mod.row_writer(f)
             f.flush()
-            if warmup:
+            for wi in range(n_warmup):
                 for i, (a, adv) in enumerate(cells, 1):
                     preload, env = setup(a, adv, repeat_seed(seed, 0))
-                    r = runner.run(cmd, preload=preload, env=env, timeout=timeout)
-                    say(f"[warm-up {i}/{len(cells)}] {a.name} Adv_{adv} {r.wall_s:.3f}s {r.status}")
+                    label = f"[warm-up {wi * len(cells) + i}/{n_warmup * len(cells)}] {a.name} Adv_{adv}"
+                    prog.begin(label)
+                    r, _ = _run_logged(cmd, preload, env, timeout, **run_opts)
+                    say(prog.done(f"{label} {r.wall_s:.3f}s {r.status}"))
             for rep in range(1, repeat + 1):
                 order = list(cells)
                 if shuffle:
@@ -326,7 +351,8 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                 for a, adv in order:
                     preload, env = setup(a, adv, rep_seed)
                     started = _utc()
-                    r, log = _run_logged(cmd, preload, env, timeout)
+                    prog.begin(f"[{k + 1}/{total}] {a.name} Adv_{adv} repeat {rep}", k, total)
+                    r, log = _run_logged(cmd, preload, env, timeout, **run_opts)
                     litter_s = log.litter_s
                     k += 1
                     m, o = litter.preset(adv)
@@ -349,7 +375,7 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                     rows.append(row)
                     extra = "" if r.ok else f" {r.status.upper()}" + (f" ({r.stderr_tail.strip().splitlines()[-1][:120]})"
                                                                        if r.stderr_tail.strip() else "")
-                    say(f"[{k}/{total}] {a.name} Adv_{adv} repeat {rep} {r.wall_s:.3f}s{extra}")
+                    say(prog.done(f"[{k}/{total}] {a.name} Adv_{adv} repeat {rep} {r.wall_s:.3f}s{extra}", k, total))
             if method != "off":
                 results = {}
                 plain_true: dict[str, dict] = {}
@@ -379,14 +405,13 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                         + (f" ({res['error']})" if res.get("error") else ""))
                 meta["cache_results"] = results
     except KeyboardInterrupt:
+        prog.cancel()
         meta["interrupted"] = True
         say("interrupted: writing the summary and report from the runs finished so far")
     finally:
         meta["finished_utc"] = _utc()
         summary = summarise(rows, meta)
-        with open(os.path.join(outdir, "summary.json"), "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=2)
-            f.write("\n")
+        results_mod.write_summary(summary, outdir)
         if report:
             from alloclab import report as report_mod
             report_mod.write_report(summary, outdir)
@@ -419,13 +444,19 @@ class LitterLog:
         return max(0.0, (self.run_ms[top] - inner) / 1000.0)
 
 
-def _run_logged(cmd, preload, env, timeout):
-    """runner.run with the litter log captured; returns (result, LitterLog)."""
+def _run_logged(cmd, preload, env, timeout, prepare=None, show_output=False):
+    """runner.run with the litter log captured; returns (result, LitterLog).
+
+    prepare: a shell command run first (untimed); show_output: the program's
+    output goes to the terminal instead of being hashed."""
+    if prepare:
+        runner.run_prepare(prepare, timeout)
+    out = {"stdout": "inherit", "stderr": "inherit"} if show_output else {}
     if not env or "LITTER_MULTIPLIER" not in env:
-        return runner.run(cmd, preload=preload, env=env, timeout=timeout), LitterLog()
+        return runner.run(cmd, preload=preload, env=env, timeout=timeout, **out), LitterLog()
     with tempfile.TemporaryDirectory(prefix="alloclab-litter-") as tmp:
         log = os.path.join(tmp, "litter.log")
-        r = runner.run(cmd, preload=preload, env={**env, "LITTER_LOG": log}, timeout=timeout)
+        r = runner.run(cmd, preload=preload, env={**env, "LITTER_LOG": log}, timeout=timeout, **out)
         return r, read_litter_log(log)
 
 

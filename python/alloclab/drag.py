@@ -25,17 +25,15 @@ import json
 import os
 import sys
 
-from alloclab import memtool
+from alloclab import args as A, memtool
 
 
-def register(subparsers) -> None:
-    sp = subparsers.add_parser("drag", help="object drag: heap size vs. freeing at last use (needs valgrind)")
-    sp.add_argument("-o", "--output", default="out/drag", help="output directory (default %(default)s)")
-    sp.add_argument("--allocator", default=None, help="allocator name or .so path to run on (default glibc)")
-    sp.add_argument("--timeout", type=float, default=None, help="kill the program after S seconds")
+def add_arguments(sp) -> None:
+    A.add_output_dir(sp, "out/drag")
+    A.add_allocator(sp)
+    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    sp.add_argument("cmd", nargs="...", help="-- CMD ARGS...")
-    sp.set_defaults(func=main)
+    A.add_command(sp)
 
 
 def analyse(obj: dict, clock_end: int) -> dict:
@@ -160,7 +158,7 @@ def run_drag(cmd, outdir: str, allocator=None, timeout=None, make_plot=True) -> 
 
 
 def main(args) -> int:
-    cmd = memtool.command_of(args)
+    cmd = A.command(args)
     res = run_drag(cmd, args.output, allocator=args.allocator, timeout=args.timeout,
                    make_plot=not args.no_plot)
     drag = res["total_drag"]
@@ -182,4 +180,5 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(memtool.standalone(sys.modules[__name__], "drag"))
+    from alloclab.cli import main as _main
+    sys.exit(_main(["drag", *sys.argv[1:]]))

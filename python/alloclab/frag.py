@@ -27,21 +27,18 @@ import math
 import os
 import sys
 
-from alloclab import LabError, litter, memtool
+from alloclab import args as A, litter, memtool
 
 
-def register(subparsers) -> None:
-    sp = subparsers.add_parser("frag", help="fragmentation: max heap pages in use / max live data")
-    sp.add_argument("--allocators", default="glibc,jemalloc,mimalloc",
-                    help="comma-separated names or .so paths, or 'all' (default %(default)s)")
-    sp.add_argument("--adv", default="0", help="littering levels, e.g. 0,1,3,10 (default %(default)s)")
+def add_arguments(sp) -> None:
+    A.add_allocators(sp)
+    A.add_levels(sp, default="0")
     sp.add_argument("--profile", default=None, help="profile JSON for littering (default: profile first)")
-    sp.add_argument("--seed", type=int, default=litter.DEFAULT_SEED, help="littering seed (default %(default)s)")
-    sp.add_argument("--timeout", type=float, default=None, help="kill a run after S seconds")
+    A.add_seed(sp)
+    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    sp.add_argument("-o", "--output", default="out/frag", help="output directory (default %(default)s)")
-    sp.add_argument("cmd", nargs="...", help="-- CMD ARGS...")
-    sp.set_defaults(func=main)
+    A.add_output_dir(sp, "out/frag")
+    A.add_command(sp)
 
 
 def fragmentation(max_pages_in_use: int, max_live_bytes: int) -> tuple[int, float | None]:
@@ -101,16 +98,12 @@ def plot(res: dict, path: str) -> None:
 
 
 def main(args) -> int:
-    cmd = memtool.command_of(args)
-    allocs = memtool.allocator_list(args.allocators)
-    if not allocs:
-        raise LabError("no allocator to run")
-    try:
-        advs = [int(x) for x in memtool.parse_list(args.adv)]
-    except ValueError:
-        raise LabError(f"--adv takes levels like 0,1,3,10 (got {args.adv!r})") from None
-    for adv in advs:
-        litter.preset(adv)
+    cmd = A.command(args)
+    allocs = A.parse_allocators(args.allocators)
+    advs = A.parse_levels(args.adv)
+    if args.profile is not None and any(advs):
+        from alloclab import profile
+        profile.load_profile(args.profile)
     os.makedirs(args.output, exist_ok=True)
     res = run_frag(cmd, args.output, allocs, advs, profile_path=args.profile, seed=args.seed,
                    timeout=args.timeout)
@@ -135,4 +128,5 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(memtool.standalone(sys.modules[__name__], "frag"))
+    from alloclab.cli import main as _main
+    sys.exit(_main(["frag", *sys.argv[1:]]))

@@ -18,9 +18,8 @@ API::
     read_objects(path) -> dict of numpy arrays (alloc, last, free, size, freed)
     pagesim(trace, sizes=(), fractions=()) -> dict
 
-The tool and the shim are searched in ``$ALLOCLAB_MEMTOOLS_DIR``, then
-``build/release/src/memtools`` of this checkout, then an installed tree
-(``<prefix>/libexec/alloclab`` and ``<prefix>/lib*``).
+The tool, the shim and the simulator are found through alloclab.paths (the
+one search order of every native part; see docs/lab.md).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from alloclab import LabError, allocators, runner
+from alloclab import LabError, allocators, paths, runner
 
 TOOL_NAME = "alloclab-mem"
 TOOL_FILE = "alloclab-mem-amd64-linux"
@@ -63,22 +62,11 @@ class ToolRun:
 
 
 def _search_dirs() -> list[str]:
-    dirs = []
-    if os.environ.get("ALLOCLAB_MEMTOOLS_DIR"):
-        dirs.append(os.environ["ALLOCLAB_MEMTOOLS_DIR"])
-    dirs.append(os.path.join(allocators.SOURCE_ROOT, "build", "release", "src", "memtools"))
-    for prefix in allocators._install_prefixes():
-        dirs.append(os.path.join(prefix, "libexec", "alloclab"))
-        dirs.extend(allocators._libdirs_of(prefix))
-    return dirs
+    return paths.search_dirs()
 
 
 def _find_file(name: str, executable: bool) -> str | None:
-    for d in _search_dirs():
-        p = os.path.join(d, name)
-        if os.path.isfile(p) and (not executable or os.access(p, os.X_OK)):
-            return os.path.abspath(p)
-    return None
+    return paths.find(name, executable)
 
 
 def _valgrind_libdir() -> str | None:
@@ -120,8 +108,7 @@ def find_memtools() -> MemTools:
                            ("pagesim", PAGESIM_FILE, True)):
         p = _find_file(name, exe)
         if not p:
-            raise LabError(f"{name} not found (searched: {', '.join(_search_dirs())}); run `make`, "
-                           "or set ALLOCLAB_MEMTOOLS_DIR to the directory holding it")
+            raise LabError(f"{name} not found ({paths.describe()})")
         found[key] = p
     return MemTools(valgrind=vg, vglib=vglib, **found)
 
@@ -246,35 +233,3 @@ def pagesim(trace: str, sizes=(), fractions=(), tools: MemTools | None = None) -
     if r.returncode != 0:
         raise LabError(f"alloclab-pagesim failed: {r.stderr.strip()}")
     return json.loads(r.stdout)
-
-
-def parse_list(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def command_of(ns) -> list[str]:
-    from alloclab.cli import _cmd  # one rule for `-- CMD ARGS` across subcommands
-    return _cmd(ns)
-
-
-def allocator_list(text: str) -> list:
-    names = parse_list(text)
-    if names == ["all"]:
-        return allocators.available()
-    return [allocators.find(n) for n in names]
-
-
-def standalone(module, name: str, argv=None) -> int:
-    """Run one subcommand module (drag, pages, frag) on its own:
-    ``python -m alloclab.drag ARGS`` works before cli.py knows the command."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="alloclab")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    module.register(sub)
-    ns = p.parse_args([name, *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return ns.func(ns)
-    except LabError as e:
-        print(f"alloclab: {e}", file=sys.stderr)
-        return 2

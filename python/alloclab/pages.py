@@ -30,26 +30,23 @@ import json
 import os
 import sys
 
-from alloclab import LabError, memtool
+from alloclab import LabError, args as A, memtool
 
 DEFAULT_FRACTIONS = (0.25, 0.5, 0.75)
 
 
-def register(subparsers) -> None:
-    sp = subparsers.add_parser("pages", help="heap page trace: LRU miss curves and swap prefetchability")
-    sp.add_argument("--allocators", default="glibc,jemalloc,mimalloc",
-                    help="comma-separated names or .so paths, or 'all' (default %(default)s)")
+def add_arguments(sp) -> None:
+    A.add_allocators(sp)
     sp.add_argument("--sizes", default=None,
                     help="memory sizes in pages for the prefetch simulation (default: --fractions)")
     sp.add_argument("--fractions", default=",".join(map(str, DEFAULT_FRACTIONS)),
                     help="memory sizes as fractions of each allocator's largest stack distance "
                          "(default %(default)s)")
-    sp.add_argument("--timeout", type=float, default=None, help="kill a run after S seconds")
+    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
     sp.add_argument("--keep-traces", action="store_true", help="keep DIR/<allocator>.trace")
     sp.add_argument("--no-plot", action="store_true", help="skip the PNGs")
-    sp.add_argument("-o", "--output", default="out/pages", help="output directory (default %(default)s)")
-    sp.add_argument("cmd", nargs="...", help="-- CMD ARGS...")
-    sp.set_defaults(func=main)
+    A.add_output_dir(sp, "out/pages")
+    A.add_command(sp)
 
 
 def misses_at(curve, m: int) -> int:
@@ -129,12 +126,10 @@ def plot(res: dict, outdir: str) -> list[str]:
 
 
 def main(args) -> int:
-    cmd = memtool.command_of(args)
-    allocs = memtool.allocator_list(args.allocators)
-    if not allocs:
-        raise LabError("no allocator to run")
-    sizes = [int(x) for x in memtool.parse_list(args.sizes)] if args.sizes else []
-    fractions = [float(x) for x in memtool.parse_list(args.fractions)]
+    cmd = A.command(args)
+    allocs = A.parse_allocators(args.allocators)
+    sizes = [A.parse_count(x, 0) for x in A.parse_list(args.sizes)] if args.sizes else []
+    fractions = [A.parse_fraction(x) for x in A.parse_list(args.fractions)]
     if any(s < 0 for s in sizes) or any(not 0 <= f <= 1 for f in fractions):
         raise LabError("--sizes must be >= 0 and --fractions in [0, 1]")
     os.makedirs(args.output, exist_ok=True)
@@ -160,4 +155,5 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(memtool.standalone(sys.modules[__name__], "pages"))
+    from alloclab.cli import main as _main
+    sys.exit(_main(["pages", *sys.argv[1:]]))

@@ -16,6 +16,12 @@ API::
     merge_records(records: list[dict]) -> dict
     load_profile(path) -> dict          # validates; raises LabError
     validate(profile, where="profile")  # raises LabError
+    NoProfile                           # LabError when the program left no record; .result is its run
+    FORMAT_VERSION                      # written as "format_version"; other versions are refused
+
+A merged profile carries "format_version" (FORMAT_VERSION). A file without the
+key is read as the shim's own record format (the shim writes no version); a
+file with another version is refused with a message naming both versions.
 """
 
 from __future__ import annotations
@@ -30,12 +36,27 @@ from alloclab import LabError, allocators, runner
 REQUIRED_KEYS = ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size", "cutoff",
                  "ignored", "sizes")
 DEFAULT_CUTOFF = 4096
+FORMAT_VERSION = 1
+
+
+class NoProfile(LabError):
+    """The program wrote no profile record (killed by a signal, statically linked, ...)."""
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
 
 
 def validate(p, where: str = "profile") -> dict:
     """Check the keys littering needs; return p. Raises LabError."""
     if not isinstance(p, dict):
         raise LabError(f"{where}: not a JSON object")
+    if "format_version" in p and p["format_version"] != FORMAT_VERSION:
+        v = p["format_version"]
+        newer = isinstance(v, int) and not isinstance(v, bool) and v > FORMAT_VERSION
+        raise LabError(f"{where} is profile format version {v!r}; this alloclab reads version {FORMAT_VERSION} "
+                       + ("(written by a newer alloclab: upgrade, or re-profile with this one)" if newer
+                          else "(re-profile the program with this alloclab)"))
     for k in ("max_live", "sizes"):
         if k not in p:
             raise LabError(f"{where}: missing key {k!r}")
@@ -81,6 +102,7 @@ def merge_records(records: list[dict]) -> dict:
     total = sum(r["bytes"] for r in records)
     root = next((r for r in records if r.get("root")), records[0])
     merged = {
+        "format_version": FORMAT_VERSION,
         "allocations": allocations,
         "bytes": total,
         "max_live": max(r["max_live"] for r in records),
@@ -136,8 +158,9 @@ def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, alloc
                          stderr=stderr, unset=("ALLOCLAB_PROFILE_CHILD",))
         records = read_records(rec)
     if not records:
-        raise LabError(f"{cmd[0]!r} wrote no profile record (status {res.status}); "
-                       "is it statically linked, or did it die by a signal?")
+        why = (f"it was killed by signal {res.signal}, and a process killed by a signal writes no record"
+               if res.signal else f"status {res.status}; is it statically linked?")
+        raise NoProfile(f"{cmd[0]!r} wrote no profile record ({why})", res)
     merged = merge_records(records)
     merged["command"] = list(cmd)
     merged["run"] = {"status": res.status, "exit_code": res.exit_code, "signal": res.signal,

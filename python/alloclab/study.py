@@ -823,21 +823,20 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
 # ---------------------------------------------------------------- command line
 
 
-def register(sub) -> None:
-    """`alloclab study [--quick | --full] [--allocators LIST] [-o DIR]`"""
-    ss = sub.add_parser("study", help="answer the papers' questions on this machine (report in out/study)")
+def add_arguments(ss) -> None:
+    """`alloclab study [--quick | --full] [--allocators LIST] [-o DIR]` (declared in cli.COMMANDS)."""
+    from alloclab import args as A
     mode = ss.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
                       help="a smoke test: small inputs, Adv_0 and Adv_3, one run each (1-3 minutes)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="bigger inputs and more runs")
-    ss.add_argument("--allocators", default=None,
-                    help="comma-separated names or .so paths (default: every one found)")
-    ss.add_argument("-o", "--output", default="out/study", help="output directory (default %(default)s)")
+    A.add_allocators(ss, default=None, help_extra="; default: every one found")
+    A.add_output_dir(ss, "out/study")
 
-    def run(ns) -> int:
-        allocs = [a for a in ns.allocators.split(",") if a] if ns.allocators else None
-        analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs)
-        return 130 if analysis.get("interrupted") else 0
 
-    ss.set_defaults(func=run)
+def run_command(ns) -> int:
+    allocs = [a.name if a.path is None or a.name in alloc_mod.KNOWN else a.path
+              for a in ns.allocators] if ns.allocators else None
+    analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs)
+    return 130 if analysis.get("interrupted") else 0

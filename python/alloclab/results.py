@@ -1,0 +1,217 @@
+"""The one reader and writer of a comparison's result files (docs/formats.md).
+
+    DIR/results.csv    one row per measured run; first column format_version
+    DIR/summary.json   the summary (meta, cells, statistics, ratios); key format_version
+    --export-json F    the summary plus every run, one file; key format_version
+    --export-markdown F    the results table as Markdown (for reading, not for parsing)
+
+FORMAT_VERSION is bumped whenever a column or key changes meaning or goes
+away (adding one does not break readers, and does not bump it). Readers
+accept files of FORMAT_VERSION and refuse others with a message that says
+which version the file is and which this alloclab reads; a CSV without the
+column is version 0 (written before versions existed).
+
+API::
+
+    FORMAT_VERSION
+    columns() -> list[str]                   # the CSV header: format_version + compare.CSV_COLUMNS
+    row_writer(f) -> csv.DictWriter          # writes the header; writerow() fills format_version
+    read_csv(path) -> list[dict]             # LabError: missing, other version, not CSV
+    write_summary(summary, outdir) -> str    # DIR/summary.json
+    read_summary(path) -> dict               # LabError as read_csv
+    warnings(summary) -> list[str]           # short runs, spread larger than the difference
+    export(summary, outdir, json_path=None, markdown_path=None, csv_path=None) -> list[str]
+    markdown_table(summary) -> str
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+
+from alloclab import LabError
+
+FORMAT_VERSION = 1
+KIND_SUMMARY = "alloclab-compare-summary"
+KIND_EXPORT = "alloclab-compare"
+SHORT_RUN_S = 0.005
+
+
+def columns() -> list[str]:
+    from alloclab import compare
+    return ["format_version"] + [c for c in compare.CSV_COLUMNS if c != "format_version"]
+
+
+class _RowWriter(csv.DictWriter):
+    def writerow(self, rowdict):
+        rowdict.setdefault("format_version", FORMAT_VERSION)
+        return super().writerow(rowdict)
+
+
+def row_writer(f) -> csv.DictWriter:
+    """A DictWriter over the results columns; the header is written at once."""
+    w = _RowWriter(f, fieldnames=columns())
+    w.writeheader()
+    return w
+
+
+def _version_error(path: str, found) -> LabError:
+    return LabError(f"{path!r} is format version {found}; this alloclab reads version {FORMAT_VERSION} "
+                    + ("(written by a newer alloclab: upgrade to read it)" if isinstance(found, int)
+                       and found > FORMAT_VERSION else
+                       "(written by an older alloclab: re-run the comparison)"))
+
+
+def _check_version(path: str, found) -> None:
+    try:
+        v = int(found)
+    except (TypeError, ValueError):
+        raise LabError(f"{path!r}: format_version {found!r} is not a number") from None
+    if v != FORMAT_VERSION:
+        raise _version_error(path, v)
+
+
+def read_csv(path: str) -> list[dict]:
+    """Rows of a results.csv, checked against FORMAT_VERSION."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            if "format_version" not in header:
+                if "allocator" in header and "wall_s" in header:
+                    raise _version_error(path, 0)
+                raise LabError(f"{path!r} is not a results CSV (no format_version column)")
+            rows = list(reader)
+    except FileNotFoundError:
+        raise LabError(f"results file {path!r} does not exist") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise LabError(f"cannot read results file {path!r}: {e}") from None
+    for r in rows:
+        _check_version(path, r.get("format_version"))
+    return rows
+
+
+def write_summary(summary: dict, outdir: str) -> str:
+    path = os.path.join(outdir, "summary.json")
+    data = {"format_version": FORMAT_VERSION, "kind": KIND_SUMMARY, **summary}
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, default=str)
+        f.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def read_summary(path: str) -> dict:
+    """A summary.json or an --export-json file, checked against FORMAT_VERSION."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise LabError(f"results file {path!r} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LabError(f"cannot read results file {path!r}: {e}") from None
+    if not isinstance(data, dict) or "cells" not in data:
+        raise LabError(f"{path!r} is not an alloclab comparison summary")
+    if "format_version" not in data:
+        raise _version_error(path, 0)
+    _check_version(path, data["format_version"])
+    return data
+
+
+# ------------------------------------------------------------------- warnings
+
+def _base_cell(summary: dict):
+    key = summary["meta"].get("baseline")
+    for c in summary["cells"]:
+        if f"{c['allocator']}/Adv_{c['adv']}" == key:
+            return c
+    return None
+
+
+def warnings(summary: dict) -> list[str]:
+    """What a reader of the table should be told (as hyperfine does):
+
+    * a cell whose median wall time is under SHORT_RUN_S: start-up and timer
+      noise dominate; make the program do more work;
+    * a cell whose difference from the baseline (median program time) is
+      smaller than the spread (max - min) of either cell's runs.
+    """
+    out = []
+    skipped = summary["meta"].get("skipped")
+    if skipped:
+        cells = ", ".join(f"{a}/Adv_{adv}" for a, adv in skipped["cells"])
+        out.append(f"{cells}: {skipped['reason']}")
+    short = [f"{c['allocator']}/Adv_{c['adv']}" for c in summary["cells"]
+             if c.get("wall_s") and c["wall_s"]["median"] < SHORT_RUN_S]
+    if short:
+        out.append(f"runs take under {SHORT_RUN_S * 1000:g} ms ({', '.join(short)}): process start-up and "
+                   "timer resolution dominate; give the program more work")
+    base = _base_cell(summary)
+    metric = "program_s"
+    if base and base.get(metric):
+        b = base[metric]
+        for c in summary["cells"]:
+            s = c.get(metric)
+            if c is base or not s:
+                continue
+            diff = abs(s["median"] - b["median"])
+            noise = max(s["max"] - s["min"], b["max"] - b["min"])
+            if diff < noise:
+                rel = 100.0 * diff / b["median"] if b["median"] else 0.0
+                out.append(f"{c['allocator']}/Adv_{c['adv']} differs from the baseline by {rel:.1f}% "
+                           f"({diff:.4f} s), less than the spread of the runs ({noise:.4f} s, min-max): "
+                           "the difference is within the noise; add --runs")
+    return out
+
+
+# -------------------------------------------------------------------- exports
+
+def _fmt(x, spec="{:.4f}"):
+    return "-" if x is None else spec.format(x)
+
+
+def markdown_table(summary: dict) -> str:
+    meta = summary["meta"]
+    head = ["allocator", "level", "ok/runs", "program s median", "min", "max", "x baseline", "wall s median",
+            "peak RSS MiB"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
+    for c in summary["cells"]:
+        p, w, rss = c.get("program_s"), c.get("wall_s"), c.get("max_rss_kb")
+        ratio = c.get("program_s_ratio")
+        lines.append("| " + " | ".join([
+            c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}",
+            _fmt(p and p["median"]), _fmt(p and p["min"]), _fmt(p and p["max"]),
+            _fmt(ratio, "{:.3f}"), _fmt(w and w["median"]),
+            _fmt(rss and rss["median"] / 1024.0, "{:.1f}")]) + " |")
+    cmd = " ".join(meta.get("command", []))
+    lines += ["", f"Baseline {meta.get('baseline')}; medians over the ok runs, min and max of the same runs; "
+                  f"command `{cmd}`."]
+    return "\n".join(lines) + "\n"
+
+
+def export(summary: dict, outdir: str, json_path=None, markdown_path=None, csv_path=None) -> list[str]:
+    """Write the requested export files; returns their paths."""
+    written = []
+    if json_path:
+        runs = []
+        src = os.path.join(outdir, "results.csv")
+        if os.path.exists(src):
+            runs = read_csv(src)
+        data = {"format_version": FORMAT_VERSION, "kind": KIND_EXPORT, **summary, "runs": runs}
+        with open(json_path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, default=str)
+            f.write("\n")
+        written.append(str(json_path))
+    if markdown_path:
+        with open(markdown_path, "w", encoding="utf-8") as f:
+            f.write(markdown_table(summary))
+        written.append(str(markdown_path))
+    if csv_path:
+        src = os.path.join(outdir, "results.csv")
+        if os.path.abspath(src) != os.path.abspath(csv_path):
+            shutil.copyfile(src, csv_path)
+        written.append(str(csv_path))
+    return written
