@@ -22,6 +22,13 @@
 //   --alloc emulator  the reaps under libreap's region emulator (REAP_MODE=malloc)
 //   --alloc talloc|apr|pmr  the same regions as talloc contexts, APR pools,
 //                   std::pmr::monotonic_buffer_resource (it frees only in bulk)
+//
+// Built as `compiler_partial` (WL_PARTIAL=1) it stands for Clang, which puts
+// only some of its objects in regions (2026 paper, RQ3): there only the AST
+// goes through the variant's regions; tokens, identifier names, symbols and
+// the lowered code are malloc'd one by one and freed by their owner when their
+// lifetime ends (at the end of the function, or of the scope), in every
+// variant. Its `malloc` variant is the same program as the compiler's.
 #include "region.hpp"
 #include "workload.hpp"
 
@@ -101,6 +108,47 @@ class Obstack {
   std::size_t held_ = 0;
 };
 
+#ifdef WL_PARTIAL
+constexpr bool kPartial = true;
+#else
+constexpr bool kPartial = false;
+#endif
+
+// compiler_partial's objects outside regions: each from malloc, owned by the
+// function (depth 0) or by the scope at a nesting depth, and freed when that
+// owner ends — what destructors of owning containers do in a C++ compiler.
+class OwnedObjects {
+ public:
+  std::uint64_t count = 0;
+  ~OwnedObjects() { release_all(); }
+  void release_all() {
+    for (std::size_t d = 0; d < owners_.size(); ++d) release(d);
+  }
+  void *alloc(std::size_t n, std::size_t depth) {
+    if (depth >= owners_.size()) owners_.resize(depth + 1, nullptr);
+    auto *o = static_cast<Owned *>(wl::check(std::malloc(sizeof(Owned) + n), "object"));
+    o->next = owners_[depth];
+    owners_[depth] = o;
+    ++count;
+    return o + 1;
+  }
+  void release(std::size_t depth) {  // frees what the owner at `depth` holds
+    if (depth >= owners_.size()) return;
+    for (Owned *o = owners_[depth]; o;) {
+      Owned *next = o->next;
+      std::free(o);
+      o = next;
+    }
+    owners_[depth] = nullptr;
+  }
+
+ private:
+  struct alignas(16) Owned {
+    Owned *next;
+  };
+  std::vector<Owned *> owners_;
+};
+
 // The compiler's two lifetimes, over any of the allocation variants.
 class Memory {
  public:
@@ -119,6 +167,7 @@ class Memory {
     else function_ = wl::area_create(unit_);
   }
   void end_function() {
+    heap_.release_all();
     if (custom_) function_ob_.free_to(function_base_);
     else wl::area_destroy(function_);  // its scope regions go with it
     function_ = nullptr;
@@ -129,31 +178,42 @@ class Memory {
     else scopes_.push_back(wl::area_create(scopes_.empty() ? function_ : static_cast<wl::Area *>(scopes_.back())));
   }
   void pop_scope() {
+    heap_.release(scopes_.size());
     void *s = scopes_.back();
     scopes_.pop_back();
     if (custom_) scope_ob_.free_to(s);
     else wl::area_destroy(static_cast<wl::Area *>(s));
   }
 
+  // AST nodes: always in the function's region.
   template <class T>
-  T *function_new() {
+  T *ast_new() {
     ++objects_;
     void *p = custom_ ? function_ob_.alloc(sizeof(T)) : wl::area_alloc(function_, sizeof(T));
     return new (wl::check(p, "function region")) T{};
   }
+  // Everything else that lives as long as the function: tokens, code.
+  template <class T>
+  T *function_new() {
+    if (kPartial) return new (heap_.alloc(sizeof(T), 0)) T{};
+    return ast_new<T>();
+  }
   char *function_chars(std::size_t n) {
+    if (kPartial) return static_cast<char *>(heap_.alloc(n, 0));
     ++objects_;
     void *p = custom_ ? function_ob_.alloc(n) : wl::area_alloc(function_, n);
     return static_cast<char *>(wl::check(p, "function region"));
   }
   template <class T>
   T *scope_new() {
+    if (kPartial) return new (heap_.alloc(sizeof(T), scopes_.size())) T{};
     ++objects_;
     void *p = custom_ ? scope_ob_.alloc(sizeof(T)) : wl::area_alloc(static_cast<wl::Area *>(scopes_.back()), sizeof(T));
     return new (wl::check(p, "scope region")) T{};
   }
 
   std::uint64_t objects() const { return objects_; }
+  std::uint64_t heap_objects() const { return heap_.count; }
 
  private:
   bool custom_;
@@ -162,6 +222,7 @@ class Memory {
   wl::Area *unit_ = nullptr, *function_ = nullptr;
   std::vector<void *> scopes_;  // obstack marks or regions, innermost last
   std::uint64_t objects_ = 0;
+  OwnedObjects heap_;  // compiler_partial only
 };
 
 // ---------------------------------------------------------------------------
@@ -364,7 +425,7 @@ class Parser {
   template <class T>
   T *node() {
     ++nodes_;
-    return m_.function_new<T>();
+    return m_.ast_new<T>();
   }
 
   Stmt *block() {
@@ -546,7 +607,7 @@ Expr *fold(Memory &m, Expr *e, std::uint64_t &folded) {
       }
     }
     if (ok) {
-      Expr *c = m.function_new<Expr>();
+      Expr *c = m.ast_new<Expr>();
       c->kind = Ex::Const;
       c->value = wrap(v);
       ++folded;
@@ -554,7 +615,7 @@ Expr *fold(Memory &m, Expr *e, std::uint64_t &folded) {
     }
   }
   if (l == e->lhs && r == e->rhs) return e;
-  Expr *copy = m.function_new<Expr>();
+  Expr *copy = m.ast_new<Expr>();
   *copy = *e;
   copy->lhs = l;
   copy->rhs = r;
@@ -697,7 +758,9 @@ void emit_text(std::string &out, const char *name, const Insn *i) {
 
 int main(int argc, char **argv) {
   const wl::Options opt = wl::parse_options(
-      argc, argv, "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)",
+      argc, argv,
+      kPartial ? "compiler front end with regions for the AST only, the rest malloc/free (Clang)"
+               : "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)",
       wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
   const long functions = wl::scaled(opt, 4000, 5);
 
@@ -728,6 +791,7 @@ int main(int argc, char **argv) {
               "\ninsns %" PRIu64 "\nemitted_bytes %" PRIu64 "\n",
               functions, tokens, nodes, folded, insns, emitted);
   std::fprintf(stderr, "region_objects %" PRIu64 " (%s)\n", mem.objects(), wl::alloc_name(opt.alloc));
+  if (kPartial) std::fprintf(stderr, "malloc_objects %" PRIu64 "\n", mem.heap_objects());
   wl::print_checksum(sum.value());
   return 0;
 }
