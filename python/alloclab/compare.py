@@ -267,9 +267,10 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
             profile_mod.validate(profile)
             profile_mod.write_profile(profile, profile_path)
         elif isinstance(profile, str):
-            prof = profile_mod.load_profile(profile)
+            profile_mod.load_profile(profile)  # validates
             if os.path.abspath(profile) != os.path.abspath(profile_path):
-                profile_mod.write_profile(prof, profile_path)
+                # byte for byte: every matrix littered with one profile records one sha256
+                shutil.copyfile(profile, profile_path)
         else:
             say(f"profiling: {' '.join(cmd)}")
             try:

@@ -1,34 +1,38 @@
-"""The study: the papers' questions, answered with data from this machine.
+"""The study: the papers' claims, tested with data from this machine.
 
-`alloclab study` (and `make study`) runs the bundled workloads — each in its
-custom, reap and naive-malloc variant — and a few real programs over the
-general-purpose allocators installed here, on a clean and on littered heaps,
-then writes DIR/report.html, DIR/results.csv and DIR/findings.json and prints
-the findings. Every finding is a sentence computed from this run's numbers.
+`alloclab study` (and `make study`) runs the bundled workloads — each in the
+variants its binary accepts (naive `malloc` built per the 2026 paper's Table
+4, the program's `custom` allocator, `reap`, and for the 2002 comparison the
+region emulator, talloc, APR pools and std::pmr) — and real programs, some
+with their own allocator switched on and off (CPython's pymalloc, SQLite's
+lookaside), over the general-purpose allocators installed here, on a clean
+and on littered heaps. It writes DIR/results.csv (one row per run),
+DIR/verdicts.json (one row per claim of the three papers, with the rule that
+judged it), DIR/findings.json (the tables) and DIR/report.html.
 
-Questions (2026 paper RQ1-RQ3, 2002 paper on reaps, 2005 paper on Vam):
-  RQ1  per-class allocation vs naive, per allocator, clean and littered
-  RQ2  region allocation (custom, reap) vs naive on a clean heap
-  RQ3  the slowdown of every variant under littering against its own clean run
-  reaps   speed against the custom regions; footprint where objects die early
-  general allocators (vam included): time and peak RSS per program, clean and littered
-  allocation statistics per workload (the 2002 paper's Table 3), from the profiles
+The experiment's invariants (the papers' method):
+  - one heap profile per program, taken from its naive variant on glibc, and
+    every variant and allocator of that program littered with it (2026 §3);
+    each row records the sha256 of the profile that littered it;
+  - the 2026 paper's taxonomy (alloclab.workloads): each question takes the
+    kinds its figure takes (RQ3: region and hybrid);
+  - each repeat litters with its own seed, shared by the variants of a
+    program, so spreads include the heap layout's variance;
+  - littering time is not program time: 2026 verdicts use the in-process time
+    from the end of littering to exit, as the paper's litterer measures.
 
 API::
 
+    plan(mode, allocators=None, outdir=...) -> Plan
     run_study(outdir="out/study", mode="default", allocators=None, progress=sys.stderr) -> dict
-    plan(mode, allocators=None) -> Plan
+    rerender(outdir) -> str          # report.html again from findings.json and verdicts.json
 """
 
 from __future__ import annotations
 
-import base64
 import csv
 import dataclasses
-import glob
-import html
 import json
-import math
 import os
 import re
 import shutil
@@ -36,73 +40,62 @@ import subprocess
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, compare
+from alloclab import LabError, allocators as alloc_mod, compare, stats, verdicts, workloads
+from alloclab import profile as profile_mod
 
-# ---------------------------------------------------------------- the programs
+FORMAT_VERSION = 2
 
-# name, kind, what it mirrors. Kind decides which question it answers.
-WORKLOADS = [
-    ("boxed_sim", "per-class", "boxed-sim: per-class free lists (2002 paper)"),
-    ("mempool_iter", "per-class", "Blender BLI_mempool: fixed-size pool with iteration (2026 paper)"),
-    ("compiler", "region", "lcc / 176.gcc / Clang: a region per function, obstack free-to-mark"),
-    ("interp", "region", "mudlle: an interpreter with a region per top-level form"),
-    ("xalloc_parser", "region", "197.parser: a stack-like hybrid allocator (xalloc)"),
-    ("server", "region", "Apache + bc: per-request pools and a producer-consumer module"),
-    ("gp_mix", "general", "espresso / 253.perlbmk: many sizes, no custom allocator"),
-]
-VARIANTS = ("custom", "reap", "malloc")
+# Variants that take the whole matrix (every allocator, every littering
+# level); the others answer clean-heap questions on glibc only.
+CORE_VARIANTS = ("malloc", "custom", "reap")
 
-PAPER_ALLOCATORS = ("glibc", "jemalloc", "mimalloc")  # the 2026 paper's three
+MODES = {
+    # scale passed to --scale, littering levels, repeats, warm-up, real programs' size,
+    # how many allocators, whether the clean-only variants (emulator, talloc, apr, pmr) run
+    "quick": {"scale": "0.1", "advs": [0, 3], "repeat": 2, "warmup": False, "real": 0.15,
+              "max_allocators": 4, "like_variants": False, "memory_scale": "0.02"},
+    "default": {"scale": "0.5", "advs": [0, 3], "repeat": 3, "warmup": False, "real": 1.0,
+                "max_allocators": 5, "like_variants": True, "memory_scale": "0.05"},
+    "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
+             "max_allocators": 5, "like_variants": True, "memory_scale": "0.1"},
+}
+PREFERRED = ["glibc", "jemalloc", "mimalloc", "vam", "tcmalloc"]
 
 
 @dataclasses.dataclass
 class Program:
-    name: str        # e.g. "compiler/reap" or "gcc"
-    workload: str    # workload or real-program name
-    variant: str     # custom | reap | malloc | real
-    kind: str        # per-class | region | general | real
+    name: str          # e.g. "compiler/reap" or "python3/custom" or "gcc"
+    workload: str      # the program it is a variant of: one profile per workload
+    variant: str       # malloc | custom | reap | emulator | talloc | apr | pmr | real
+    kind: str          # per-class | region | hybrid | general | real
     cmd: list
+    origin: str = "bundled"   # bundled | real
+    clean_only: bool = False  # Adv_0 on glibc only (the 2002 comparisons)
+    partial: bool = False
 
 
 @dataclasses.dataclass
 class Plan:
     mode: str
-    allocators: list          # Allocator objects, baseline (glibc) first
+    allocators: list          # Allocator objects, glibc first
     advs: list
     repeat: int
     warmup: bool
     scale: str
+    memory_scale: str
     programs: list
     notes: list
+    seed: int = 42
+
+    def groups(self) -> dict:
+        """workload -> its programs, naive variant first."""
+        out: dict = {}
+        for prog in self.programs:
+            out.setdefault(prog.workload, []).append(prog)
+        return out
 
 
-MODES = {
-    # scale passed to --scale, littering levels, repeats, warm-up, real programs' size
-    "quick": {"scale": "0.25", "advs": [0, 3], "repeat": 1, "warmup": False, "real": 0.25,
-              "max_allocators": 3},
-    "default": {"scale": "0.5", "advs": [0, 1, 3, 10], "repeat": 3, "warmup": False, "real": 1.0,
-                "max_allocators": 5},
-    "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
-             "max_allocators": 5},
-}
-
-
-def workload_dirs() -> list[str]:
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.normpath(os.path.join(here, "..", ".."))
-    dirs = [os.environ.get("ALLOCLAB_WORKLOADS", ""), os.path.join(root, "build", "release", "workloads")]
-    for prefix in alloc_mod._install_prefixes():
-        dirs.append(os.path.join(prefix, "libexec", "alloclab", "workloads"))
-    return [d for d in dirs if d and os.path.isdir(d)]
-
-
-def workload_binary(name: str) -> str | None:
-    for d in workload_dirs():
-        for cand in [os.path.join(d, name)] + sorted(glob.glob(os.path.join(d, "*", name))):
-            if os.path.isfile(cand) and os.access(cand, os.X_OK):
-                return cand
-    return None
-
+# ---------------------------------------------------------------- the programs
 
 def _write(path: str, text: str) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -155,125 +148,227 @@ print "$acc\\n";
 """
 
 
+SQL_HEAD = """\
+-- generated by alloclab study: many small statements (parsed one by one), then queries
+CREATE TABLE words(id INTEGER PRIMARY KEY, w TEXT, n INTEGER);
+CREATE INDEX words_w ON words(w);
+"""
+
+
+def _gen_sql(path: str, rows: int) -> str:
+    out = [SQL_HEAD, "BEGIN;"]
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for i in range(rows):
+        w = "".join(letters[(i * k * 7 + k) % 26] for k in range(1, i % 9 + 3))
+        out.append(f"INSERT INTO words(w, n) VALUES ('{w}', {i * 7919 % 1000});")
+        if i % 50 == 49:
+            out.append(f"UPDATE words SET n = n + 1 WHERE w = '{w}';")
+        if i % 97 == 96:
+            out.append(f"DELETE FROM words WHERE id = {i // 2};")
+    out.append("COMMIT;")
+    out.append("SELECT count(*), sum(n) FROM words;")
+    out.append("SELECT w, count(*) AS c, sum(n) FROM words GROUP BY w ORDER BY c DESC, w LIMIT 5;")
+    out.append("SELECT count(*) FROM words a JOIN words b ON a.w = b.w AND a.id < b.id;")
+    return _write(path, "\n".join(out) + "\n")
+
+
 def real_programs(outdir: str, size: float, notes: list) -> list[Program]:
-    """Real programs from Debian packages, with inputs generated here."""
+    """Real programs from Debian packages, with inputs generated here. CPython
+    and SQLite run twice: with their own small-object allocator (custom) and
+    with it switched off (malloc), without recompiling."""
     progs = []
     inputs = os.path.join(outdir, "inputs")
     gcc = shutil.which("gcc")
     if gcc:
         src = _gen_c_file(os.path.join(inputs, "big.c"), max(20, int(150 * size)))
         progs.append(Program("gcc", "gcc", "real", "real",
-                             [gcc, "-O1", "-c", src, "-o", os.path.join(inputs, "big.o")]))
+                             [gcc, "-O1", "-c", src, "-o", os.path.join(inputs, "big.o")], origin="real"))
     else:
         notes.append("gcc is not installed: the compiler program was left out")
+    perl = shutil.which("perl")
+    if perl:
+        script = _write(os.path.join(inputs, "hashes.pl"), PERL_SCRIPT)
+        progs.append(Program("perl", "perl", "real", "real", [perl, script, str(max(20000, int(250000 * size)))],
+                             origin="real"))
+    else:
+        notes.append("perl is not installed: the text-processing program was left out")
     # the system's interpreter, not a wrapper script that would run under the allocator too
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else shutil.which("python3")
     if py:
         script = _write(os.path.join(inputs, "alloc_heavy.py"), PY_SCRIPT)
-        # PYTHONMALLOC=malloc: every object through the allocator under test
-        progs.append(Program("python3", "python3", "real", "real",
-                             ["env", "PYTHONMALLOC=malloc", py, script, str(max(20000, int(160000 * size)))]))
+        arg = str(max(20000, int(160000 * size)))
+        # pymalloc (per-class: size-class pools of small objects) on and off
+        progs.append(Program("python3/malloc", "python3", "malloc", "per-class",
+                             ["env", "PYTHONMALLOC=malloc", py, script, arg], origin="real"))
+        progs.append(Program("python3/custom", "python3", "custom", "per-class",
+                             ["env", "-u", "PYTHONMALLOC", py, script, arg], origin="real"))
     else:
         notes.append("python3 is not installed: the interpreter program was left out")
-    perl = shutil.which("perl")
-    if perl:
-        script = _write(os.path.join(inputs, "hashes.pl"), PERL_SCRIPT)
-        progs.append(Program("perl", "perl", "real", "real", [perl, script, str(max(20000, int(250000 * size)))]))
+    sqlite = shutil.which("sqlite3")
+    if sqlite:
+        sql = _gen_sql(os.path.join(inputs, "words.sql"), max(2000, int(40000 * size)))
+        base = [sqlite, "-batch"]
+        tail = [":memory:", f".read {sql}"]
+        # lookaside (per-connection free lists of small objects) on and off
+        progs.append(Program("sqlite3/malloc", "sqlite3", "malloc", "per-class",
+                             base + ["-lookaside", "0", "0"] + tail, origin="real"))
+        progs.append(Program("sqlite3/custom", "sqlite3", "custom", "per-class", base + tail, origin="real"))
     else:
-        notes.append("perl is not installed: the text-processing program was left out")
+        notes.append("sqlite3 is not installed: the SQL program was left out")
     return progs
+
+
+def _pick_allocators(mode: str, allocators, notes: list) -> list:
+    m = MODES[mode]
+    if allocators:
+        allocs = alloc_mod.find_many(allocators)
+    else:
+        allocs = []
+        for name in PREFERRED:
+            try:
+                allocs.append(alloc_mod.find(name))
+            except LabError as e:
+                notes.append(f"{name} left out: {e}")
+        allocs = allocs[: m["max_allocators"]]
+    if not any(a.name == "glibc" for a in allocs):
+        allocs.insert(0, alloc_mod.find("glibc"))
+    allocs.sort(key=lambda a: a.name != "glibc")
+    return allocs
 
 
 def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> Plan:
     if mode not in MODES:
         raise LabError(f"unknown study mode {mode!r} (quick, default, full)")
     m = MODES[mode]
-    notes = []
-    if allocators:
-        allocs = alloc_mod.find_many(allocators)
-    else:
-        wanted = ["glibc", "jemalloc", "mimalloc", "vam", "tcmalloc"]
-        allocs = []
-        for name in wanted:
-            try:
-                allocs.append(alloc_mod.find(name))
-            except LabError as e:
-                notes.append(f"{name} left out: {e}")
-        allocs = allocs[: m["max_allocators"]]
-        if mode == "quick":
-            notes.append("quick mode: " + ", ".join(a.name for a in allocs) + " only; Adv_0 and Adv_3; one run each")
-    if not any(a.name == "glibc" for a in allocs):
-        allocs.insert(0, alloc_mod.find("glibc"))
-    allocs.sort(key=lambda a: a.name != "glibc")
+    notes: list = []
+    allocs = _pick_allocators(mode, allocators, notes)
     programs = []
-    for name, kind, _ in WORKLOADS:
-        binary = workload_binary(name)
+    for w in workloads.CATALOG:
+        binary = workloads.binary(w.name)
         if not binary:
-            notes.append(f"workload {name} is not built (run make): left out")
+            notes.append(f"workload {w.name} is not built (run make): left out")
             continue
-        variants = ("malloc", "reap") if kind == "general" else VARIANTS
-        for v in variants:
-            programs.append(Program(f"{name}/{v}", name, v, kind,
-                                    [binary, "--alloc", v, "--scale", m["scale"]]))
+        accepted = workloads.accepted_variants(w.name)
+        for v in accepted:
+            core = v in CORE_VARIANTS
+            if not core and not m["like_variants"]:
+                continue
+            programs.append(Program(f"{w.name}/{v}", w.name, v, w.kind,
+                                    [binary, "--alloc", v, "--scale", m["scale"]],
+                                    clean_only=not core, partial=w.partial))
+        missing = [v for v in w.variants if v not in accepted]
+        if missing:
+            notes.append(f"{w.name}: its binary does not accept {', '.join(missing)} (built without them)")
+    if not m["like_variants"]:
+        notes.append(f"{mode} mode: the emulator, talloc, APR and pmr variants are left out")
     programs += real_programs(outdir, m["real"], notes)
     if not programs:
         raise LabError("nothing to run: build the workloads first (make)")
-    return Plan(mode, allocs, list(m["advs"]), m["repeat"], m["warmup"], m["scale"], programs, notes)
+    return Plan(mode, allocs, list(m["advs"]), m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
+                programs, notes)
 
 
 # ---------------------------------------------------------------- running
 
-RESULT_COLUMNS = ["program", "workload", "variant", "kind"] + compare.CSV_COLUMNS
+RESULT_COLUMNS = ["format_version", "program", "workload", "variant", "kind", "origin"] + compare.CSV_COLUMNS
 
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
 
 
-def run_programs(p: Plan, outdir: str, progress) -> tuple[list[dict], dict]:
-    """Run the matrix of every program; return all rows and the per-program summaries."""
-    rows, summaries = [], {}
-    results_csv = os.path.join(outdir, "results.csv")
-    with open(results_csv, "w", newline="") as f:
+class StudyInterrupted(Exception):
+    def __init__(self, rows):
+        super().__init__("interrupted")
+        self.rows = rows
+
+
+def profile_workload(naive: Program, outdir: str, timeout: float, say) -> str:
+    """Profile a program once, from its naive variant on glibc: the profile
+    that litters every variant and allocator of it (2026 §3)."""
+    path = os.path.join(outdir, "profiles", f"{_slug(naive.workload)}.json")
+    say(f"== study profile {naive.workload} (from {naive.name})")
+    prof = profile_mod.run_profile(naive.cmd, out=path, timeout=timeout, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+    if prof["run"]["status"] != "ok":
+        raise LabError(f"profiling {naive.name} ended with status {prof['run']['status']}")
+    return path
+
+
+def run_programs(p: Plan, outdir: str, progress, timeout: float = 300) -> list[dict]:
+    """Profile each program once, run the matrix of every variant with that
+    profile, and append every run to DIR/results.csv as it ends."""
+    say = (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
+    rows = []
+    glibc = [a for a in p.allocators if a.name == "glibc"]
+    groups = p.groups()
+    littered = any(adv != 0 for adv in p.advs)
+    with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=RESULT_COLUMNS, extrasaction="ignore")
         w.writeheader()
-        for i, prog in enumerate(p.programs, 1):
-            if progress:
-                print(f"== study [{i}/{len(p.programs)}] {prog.name}", file=progress, flush=True)
-            pdir = os.path.join(outdir, "runs", _slug(prog.name))
-            try:
-                summary = compare.run_matrix(prog.cmd, allocators=p.allocators, advs=p.advs, repeat=p.repeat,
-                                             outdir=pdir, timeout=120, cache="off", baseline="glibc",
-                                             warmup=p.warmup, progress=progress, report=False)
-            except LabError as e:
-                p.notes.append(f"{prog.name}: {e}")
-                continue
-            summaries[prog.name] = summary
-            with open(os.path.join(pdir, "results.csv")) as rf:
-                for r in csv.DictReader(rf):
-                    r.update(program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind)
-                    rows.append(r)
-                    w.writerow(r)
-            f.flush()
-            if summary["meta"].get("interrupted"):  # Ctrl-C inside the matrix: stop here
-                p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
-                raise StudyInterrupted(rows, summaries)
-    return rows, summaries
+        done = 0
+        for workload, progs in groups.items():
+            naive = next((q for q in progs if q.variant in ("malloc", "real")), progs[0])
+            profile_path = None
+            if littered:
+                try:
+                    profile_path = profile_workload(naive, outdir, timeout, say)
+                except LabError as e:
+                    p.notes.append(f"{workload}: no profile ({e}); only its clean runs were made")
+            for prog in progs:
+                done += 1
+                say(f"== study [{done}/{len(p.programs)}] {prog.name}")
+                allocs = glibc if prog.clean_only else p.allocators
+                advs = [0] if (prog.clean_only or profile_path is None) else p.advs
+                pdir = os.path.join(outdir, "runs", _slug(prog.name))
+                try:
+                    summary = compare.run_matrix(prog.cmd, allocators=allocs, advs=advs, repeat=p.repeat,
+                                                 outdir=pdir, timeout=timeout, cache="off", baseline="glibc",
+                                                 profile=profile_path if any(advs) else None, seed=p.seed,
+                                                 warmup=p.warmup, progress=progress, report=False)
+                except LabError as e:
+                    p.notes.append(f"{prog.name}: {e}")
+                    continue
+                with open(os.path.join(pdir, "results.csv")) as rf:
+                    for r in csv.DictReader(rf):
+                        r.update(format_version=FORMAT_VERSION, program=prog.name, workload=prog.workload,
+                                 variant=prog.variant, kind=prog.kind, origin=prog.origin)
+                        rows.append(r)
+                        w.writerow(r)
+                f.flush()
+                if summary["meta"].get("interrupted"):
+                    p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
+                    raise StudyInterrupted(rows)
+                bad = [c for c in summary["cells"] if c["ok"] == 0]
+                if bad:
+                    p.notes.append(f"{prog.name}: no successful run in " + ", ".join(
+                        f"{c['allocator']} Adv_{c['adv']}" for c in bad))
+                if summary.get("stdout_differs"):
+                    p.notes.append(f"{prog.name}: stdout differed between runs")
+    return rows
 
 
-class StudyInterrupted(Exception):
-    def __init__(self, rows, summaries):
-        super().__init__("interrupted")
-        self.rows, self.summaries = rows, summaries
+def read_results(outdir: str) -> list[dict]:
+    path = os.path.join(outdir, "results.csv")
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise LabError(f"cannot read {path}: {e.strerror}") from None
+    for r in rows:
+        v = r.get("format_version")
+        if v not in (None, "") and int(v) != FORMAT_VERSION:
+            raise LabError(f"{path} has format_version {v}; this alloclab reads {FORMAT_VERSION}")
+    return rows
 
 
 def server_footprints(p: Plan) -> dict:
     """The server workload reports its peak footprint per variant (stderr)."""
-    binary = workload_binary("server")
+    binary = workloads.binary("server")
     out = {}
     if not binary:
         return out
-    for v in ("custom", "reap", "malloc"):
+    for v in workloads.accepted_variants("server"):
         try:
             cp = subprocess.run([binary, "--alloc", v, "--scale", p.scale], capture_output=True, text=True,
                                 timeout=300)
@@ -283,6 +378,78 @@ def server_footprints(p: Plan) -> dict:
         if m:
             out[v] = int(m.group(1))
     return out
+
+
+def weights(p: Plan, progress) -> dict:
+    """Each bundled workload's share of instructions in memory operations
+    (callgrind, naive variant on glibc) beside its paper program's (2002 Table 3)."""
+    try:
+        from alloclab import memops
+    except ImportError:
+        p.notes.append("memory-operations share not measured: alloclab.memops is missing")
+        return {}
+    out = {}
+    for w in workloads.CATALOG:
+        binary = workloads.binary(w.name)
+        if not binary:
+            continue
+        if progress:
+            print(f"== study weight {w.name}/malloc (callgrind, scale {p.memory_scale})", file=progress, flush=True)
+        try:
+            m = memops.measure([binary, "--alloc", "malloc", "--scale", p.memory_scale], timeout=900)
+        except LabError as e:
+            p.notes.append(f"memory-operations share of {w.name}: {e}")
+            continue
+        row = workloads.PAPER_TABLE3.get(w.paper_program) if w.paper_program else None
+        paper = row.get("memops_share") if row else None
+        share = m.get("memops_share")
+        within = None
+        if paper and share:
+            within = (1 / 1.5) <= share / paper <= 1.5
+        elif paper is not None and paper == 0 and share is not None:
+            within = share < 0.01
+        out[w.name] = {"memops_share": share, "paper_program": w.paper_program or None, "paper_share": paper,
+                       "within_band": within, "scale": p.memory_scale,
+                       "instructions": m.get("instructions")}
+    return out
+
+
+def locality(p: Plan, progress) -> list:
+    """D1 and LL misses (cachegrind at the fixed geometry) of the naive
+    variants on glibc and vam, clean heap: the Vam paper's locality claim."""
+    from alloclab import cache as cache_mod
+    names = [a.name for a in p.allocators]
+    if "vam" not in names:
+        p.notes.append("vam is not among the allocators: its locality was not measured")
+        return []
+    try:
+        method = cache_mod.detect("cachegrind")
+    except LabError as e:
+        p.notes.append(f"cache misses not measured: {e}")
+        return []
+    out = []
+    for name in ("gp_mix", "boxed_sim", "compiler", "interp"):
+        binary = workloads.binary(name)
+        if not binary:
+            continue
+        for a in p.allocators:
+            if a.name not in ("glibc", "vam"):
+                continue
+            if progress:
+                print(f"== study cache {name}/malloc on {a.name}", file=progress, flush=True)
+            res = cache_mod.measure([binary, "--alloc", "malloc", "--scale", p.memory_scale], method,
+                                    preload=list(a.preload), workdir=os.path.join(p_outdir(p), "cache"),
+                                    tag=f"{name}-{a.name}", timeout=900)
+            if res.get("error"):
+                p.notes.append(f"cachegrind of {name} on {a.name}: {res['error']}")
+                continue
+            out.append({"program": f"{name}/malloc", "allocator": a.name, "d1_misses": res.get("d1_misses"),
+                        "ll_misses": res.get("ll_misses"), "geometry": cache_mod.GEOMETRY})
+    return out
+
+
+def p_outdir(p: Plan) -> str:
+    return getattr(p, "outdir", "out/study")
 
 
 def memory_over_time(p: Plan, outdir: str, progress) -> dict:
@@ -297,14 +464,16 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
         p.notes.append(f"drag and pages left out: {e}")
         return {}
     from alloclab import drag, pages
-    scale = "0.02" if p.mode == "quick" else "0.05"
+    scale = p.memory_scale
     mdir = os.path.join(outdir, "memory")
     out = {"scale": scale, "drag": [], "pages": None, "pages_png": None}
     for name in ("compiler", "interp", "xalloc_parser", "server"):
-        binary = workload_binary(name)
+        binary = workloads.binary(name)
         if not binary:
             continue
-        for v in ("malloc", "reap"):
+        accepted = workloads.accepted_variants(name)
+        regions = "emulator" if "emulator" in accepted else "malloc"
+        for v in (regions, "reap"):
             if progress:
                 print(f"== study drag {name}/{v}", file=progress, flush=True)
             try:
@@ -322,7 +491,7 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
     out["frag"] = []
     frag_advs = sorted({0, max(p.advs)})
     for name in ("gp_mix",) if p.mode == "quick" else ("gp_mix", "boxed_sim"):
-        binary = workload_binary(name)
+        binary = workloads.binary(name)
         if not binary:
             continue
         if progress:
@@ -338,7 +507,7 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
                 out["frag"].append({"program": f"{name}/malloc", "allocator": a, "adv": label,
                                     "max_pages_in_use": v["max_pages_in_use"],
                                     "max_live_pages": v["max_live_pages"], "fragmentation": v["fragmentation"]})
-    binary = workload_binary("gp_mix")
+    binary = workloads.binary("gp_mix")
     if binary:
         if progress:
             print("== study pages gp_mix/malloc", file=progress, flush=True)
@@ -354,470 +523,227 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
     return out
 
 
+
 # ---------------------------------------------------------------- analysis
 
 
-def _time(cell) -> float | None:
-    """The program's own time (littering excluded) when measured, else wall time."""
-    for m in ("program_s", "wall_s"):
-        s = cell.get(m)
-        if s and s.get("median") is not None and s["median"] > 0:
-            return s["median"]
-    return None
+def _ratio_row(num: dict, den: dict) -> dict | None:
+    s = stats.spread(verdicts.paired(num, den, lambda a, b: a / b))
+    return None if s is None else {"median": s.median, "low": s.low, "high": s.high, "n": s.n}
 
 
-def _cells(summaries: dict) -> dict:
-    """(program, allocator, adv) -> {time, rss_kb, ok}"""
-    out = {}
-    for prog, s in summaries.items():
-        for c in s["cells"]:
-            out[(prog, c["allocator"], int(c["adv"]))] = {
-                "time": _time(c),
-                "rss_kb": (c.get("max_rss_kb") or {}).get("median"),
-                "ok": c.get("ok", 0),
-                "differs": c.get("stdout_differs", 0),
-            }
-    return out
+def _rss(rows: list) -> dict:
+    """(workload, variant, allocator, adv) -> median peak RSS in KiB over ok runs."""
+    acc: dict = {}
+    for r in rows:
+        if r.get("status") == "ok" and r.get("max_rss_kb") not in (None, ""):
+            acc.setdefault((r["workload"], r["variant"], r["allocator"], int(r["adv"])), []).append(
+                float(r["max_rss_kb"]))
+    return {k: stats.median(v) for k, v in acc.items()}
 
 
-def _pct(ratio: float) -> str:
-    d = (ratio - 1.0) * 100.0
-    return f"{abs(d):.0f}% {'slower' if d > 0 else 'faster'}"
+def study_data(rows: list, extra: dict) -> verdicts.StudyData:
+    kinds = {r["workload"]: r.get("kind", "") for r in rows}
+    partial = tuple(w.name for w in workloads.CATALOG if w.partial and w.name in kinds)
+    mem = extra.get("memory") or {}
+    return verdicts.StudyData(rows, drag=mem.get("drag"), frag=mem.get("frag"), cache=extra.get("cache"),
+                              memops=extra.get("weights"), partial=partial, kinds=kinds)
 
 
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+def analyse(rows: list, extra: dict, allocs: list, advs: list) -> dict:
+    d = study_data(rows, extra)
+    variants = {}
+    for r in rows:
+        variants.setdefault(r["workload"], [])
+        if r["variant"] not in variants[r["workload"]]:
+            variants[r["workload"]].append(r["variant"])
+    T = d.times
+    tables: dict = {"memory": extra.get("memory") or {}, "weights": extra.get("weights") or {},
+                    "cache": extra.get("cache") or [], "server_footprint": extra.get("footprints") or {}}
 
-
-def analyse(p: Plan, summaries: dict, footprints: dict, profiles: dict, memory: dict | None = None) -> dict:
-    cells = _cells(summaries)
-    allocs = [a.name for a in p.allocators]
-    advs = p.advs
-    progs = {prog.name: prog for prog in p.programs if prog.name in summaries}
-    findings = []
-    tables = {"memory": memory or {}}
-
-    def t(prog, a, adv):
-        c = cells.get((prog, a, adv))
-        return c["time"] if c and c["ok"] else None
-
-    def ratio(n, d):
-        return n / d if n and d else None
-
-    # RQ1: per-class (custom) vs naive (malloc), per allocator and littering level.
+    # RQ1: per-class allocators (bundled and real) against naive allocation.
     rq1 = []
-    for name, kind, _ in WORKLOADS:
-        if kind != "per-class" or f"{name}/custom" not in progs or f"{name}/malloc" not in progs:
-            continue
+    for w in d.workloads("per-class"):
         for a in allocs:
             for adv in advs:
-                r = ratio(t(f"{name}/custom", a, adv), t(f"{name}/malloc", a, adv))
-                if r:
-                    rq1.append({"workload": name, "allocator": a, "adv": adv, "custom_over_malloc": r})
+                x = _ratio_row(T(w, "custom", a, adv), T(w, "malloc", a, adv))
+                if x:
+                    rq1.append({"workload": w, "allocator": a, "adv": adv, **x})
     tables["rq1"] = rq1
-    for adv in advs:
-        sel = [x for x in rq1 if x["adv"] == adv]
-        if not sel:
-            continue
-        best = min(sel, key=lambda x: x["custom_over_malloc"])
-        worst = max(sel, key=lambda x: x["custom_over_malloc"])
-        findings.append({"question": "RQ1", "text": (
-            f"Adv_{adv}: per-class free lists ran between {best['custom_over_malloc']:.2f}x "
-            f"({best['workload']} on {best['allocator']}) and {worst['custom_over_malloc']:.2f}x "
-            f"({worst['workload']} on {worst['allocator']}) the time of naive allocation "
-            f"(below 1 means the custom allocator pays off).")})
-        by_alloc = {}
-        for x in sel:
-            by_alloc.setdefault(x["allocator"], []).append(x["custom_over_malloc"])
-        parts = [f"{a} {geomean(v):.2f}x" for a, v in by_alloc.items()]
-        findings.append({"question": "RQ1", "text": f"Adv_{adv}: geometric mean custom/naive time by allocator: "
-                         + ", ".join(parts) + "."})
 
-    # RQ2: region variants vs naive on a clean heap.
+    # RQ2: region and hybrid variants against naive, clean heap.
     rq2 = []
-    for name, kind, _ in WORKLOADS:
-        if kind != "region" or f"{name}/malloc" not in progs:
-            continue
-        for v in ("custom", "reap"):
-            if f"{name}/{v}" not in progs:
+    for w in d.workloads("region", "hybrid"):
+        for v in variants.get(w, []):
+            if v == "malloc":
                 continue
             for a in allocs:
-                r = ratio(t(f"{name}/{v}", a, 0), t(f"{name}/malloc", a, 0))
-                if r:
-                    rq2.append({"workload": name, "variant": v, "allocator": a, "over_malloc": r})
+                x = _ratio_row(T(w, v, a, 0), T(w, "malloc", a, 0))
+                if x:
+                    rq2.append({"workload": w, "variant": v, "allocator": a, **x})
     tables["rq2"] = rq2
-    for v in ("custom", "reap"):
-        for a in allocs:
-            sel = [x["over_malloc"] for x in rq2 if x["variant"] == v and x["allocator"] == a]
-            if sel:
-                g = geomean(sel)
-                findings.append({"question": "RQ2", "text": (
-                    f"Clean heap, {a}: {v} regions took {g:.2f}x the time of naive allocation "
-                    f"(geometric mean over {len(sel)} region workloads; range {min(sel):.2f}-{max(sel):.2f}x).")})
 
-    # RQ3: slowdown of each variant under littering against its own clean run.
+    # RQ3: each variant under littering against its own clean run (region and hybrid).
     rq3 = []
-    for prog, pr in progs.items():
-        if pr.kind not in ("region", "per-class"):
-            continue
-        for a in allocs:
-            base = t(prog, a, 0)
-            for adv in advs:
-                if adv == 0:
-                    continue
-                r = ratio(t(prog, a, adv), base)
-                if r:
-                    rq3.append({"program": prog, "workload": pr.workload, "variant": pr.variant, "kind": pr.kind,
-                                "allocator": a, "adv": adv, "slowdown": r})
+    for w in d.workloads("region", "hybrid"):
+        for v in ("custom", "reap", "malloc"):
+            for a in allocs:
+                for adv in advs:
+                    if adv == 0:
+                        continue
+                    x = _ratio_row(T(w, v, a, adv), T(w, v, a, 0))
+                    if x:
+                        rq3.append({"workload": w, "variant": v, "allocator": a, "adv": adv,
+                                    "partial": w in d.partial, **x})
     tables["rq3"] = rq3
-    for adv in advs:
-        if adv == 0:
-            continue
-        for a in allocs:
-            reg = [x["slowdown"] for x in rq3 if x["adv"] == adv and x["allocator"] == a
-                   and x["kind"] == "region" and x["variant"] in ("custom", "reap")]
-            naive = [x["slowdown"] for x in rq3 if x["adv"] == adv and x["allocator"] == a
-                     and x["kind"] == "region" and x["variant"] == "malloc"]
-            if reg and naive:
-                findings.append({"question": "RQ3", "text": (
-                    f"Under Adv_{adv} on {a}, the region variants (custom and reap) slowed by at most "
-                    f"{(max(reg) - 1) * 100:+.0f}% against their clean runs, naive allocation by at most "
-                    f"{(max(naive) - 1) * 100:+.0f}%.")})
 
-    # Reaps: speed against custom regions; footprint in the server.
-    reaps = []
-    for name, kind, _ in WORKLOADS:
-        if kind != "region" or f"{name}/reap" not in progs or f"{name}/custom" not in progs:
-            continue
-        for a in allocs:
-            r = ratio(t(f"{name}/reap", a, 0), t(f"{name}/custom", a, 0))
-            if r:
-                reaps.append({"workload": name, "allocator": a, "reap_over_custom": r})
-    tables["reaps"] = reaps
-    g = [x["reap_over_custom"] for x in reaps if x["allocator"] == "glibc"]
-    if g:
-        findings.append({"question": "reaps", "text": (
-            f"Reaps ran at {geomean(g):.2f}x the time of the programs' own region allocators "
-            f"(geometric mean over {len(g)} workloads on a clean glibc heap; range {min(g):.2f}-{max(g):.2f}x).")})
-    tables["server_footprint"] = footprints
-    if "custom" in footprints and "reap" in footprints and footprints["reap"]:
-        findings.append({"question": "reaps", "text": (
-            f"In the server with its producer-consumer module, plain regions peaked at "
-            f"{footprints['custom'] / 2**20:.1f} MiB and reaps, which free as they go, at "
-            f"{footprints['reap'] / 2**20:.1f} MiB ({footprints['custom'] / footprints['reap']:.1f}x less).")})
+    # Reaps against allocators of like semantics (2002 Figure 6), and the
+    # emulator's bookkeeping: clean heap, glibc.
+    rss = _rss(rows)
+    like = []
+    for w in d.workloads("region", "hybrid"):
+        for v in variants.get(w, []):
+            if v == "reap":
+                continue
+            x = _ratio_row(T(w, v, "glibc", 0, "wall_s"), T(w, "reap", "glibc", 0, "wall_s"))
+            if x:
+                r_v, r_r = rss.get((w, v, "glibc", 0)), rss.get((w, "reap", "glibc", 0))
+                like.append({"workload": w, "variant": v, **x, "rss_kb": r_v,
+                             "rss_over_reap": (r_v / r_r) if r_v and r_r else None})
+    tables["like"] = like
+    emu = []
+    for w in d.workloads("region", "hybrid"):
+        x = _ratio_row(T(w, "emulator", "glibc", 0, "wall_s"), T(w, "malloc", "glibc", 0, "wall_s"))
+        if x:
+            emu.append({"workload": w, **x})
+    tables["emulator"] = emu
 
-    # General-purpose allocators: time and RSS per program, normalised to glibc.
+    # General-purpose allocators: naive variants and real programs, time and RSS over glibc.
     gp = []
-    gp_progs = [prog for prog, pr in progs.items() if pr.kind in ("general", "real") or pr.variant == "malloc"]
-    for prog in gp_progs:
+    for w in sorted(variants):
+        v = "malloc" if "malloc" in variants[w] else ("real" if "real" in variants[w] else None)
+        if v is None:
+            continue
         for a in allocs:
             for adv in advs:
-                c = cells.get((prog, a, adv))
-                b = cells.get((prog, "glibc", adv))
-                if not c or not b or not c["ok"] or not b["ok"]:
-                    continue
-                gp.append({"program": prog, "allocator": a, "adv": adv,
-                           "time_ratio": ratio(c["time"], b["time"]),
-                           "rss_ratio": ratio(c["rss_kb"], b["rss_kb"]), "rss_kb": c["rss_kb"]})
+                x = _ratio_row(T(w, v, a, adv), T(w, v, "glibc", adv))
+                if x:
+                    r_a, r_g = rss.get((w, v, a, adv)), rss.get((w, v, "glibc", adv))
+                    gp.append({"program": f"{w}/{v}" if v != "real" else w, "allocator": a, "adv": adv, **x,
+                               "rss_kb": r_a, "rss_ratio": (r_a / r_g) if r_a and r_g else None})
     tables["general"] = gp
-    for adv in advs:
-        parts = []
-        for a in allocs:
-            tr = geomean([x["time_ratio"] for x in gp if x["allocator"] == a and x["adv"] == adv])
-            rr = geomean([x["rss_ratio"] for x in gp if x["allocator"] == a and x["adv"] == adv])
-            if tr and rr:
-                parts.append(f"{a} time {tr:.2f}x / peak RSS {rr:.2f}x")
-        if parts:
-            findings.append({"question": "general", "text": (
-                f"Adv_{adv}, naive and general-purpose programs ({len(gp_progs)}), geometric means against glibc: "
-                + "; ".join(parts) + ".")})
-    # Littering sensitivity per allocator: Adv_max vs Adv_0 on the same programs.
-    worst_adv = max(advs)
-    if worst_adv:
-        parts = []
-        for a in allocs:
-            sl = []
-            for prog in gp_progs:
-                r = ratio(t(prog, a, worst_adv), t(prog, a, 0))
-                if r:
-                    sl.append(r)
-            if sl:
-                parts.append((geomean(sl), a))
-        if parts:
-            parts.sort()
-            least = f"; least affected: {parts[0][1]}" if len(parts) > 1 else ""
-            findings.append({"question": "general", "text": (
-                f"Slowdown from a clean heap to Adv_{worst_adv} (geometric mean over the same programs): "
-                + ", ".join(f"{a} {s:.2f}x" for s, a in parts) + least + ".")})
-
-    # Drag (2002 paper Table 4): emulated regions vs reaps.
-    mem = tables.get("memory") or {}
-    for name in sorted({d["workload"] for d in mem.get("drag", [])}):
-        rows_ = {d["variant"]: d for d in mem["drag"] if d["workload"] == name}
-        if "malloc" in rows_ and "reap" in rows_ and rows_["malloc"]["total_drag"] and rows_["reap"]["total_drag"]:
-            m_, r_ = rows_["malloc"], rows_["reap"]
-            findings.append({"question": "drag", "text": (
-                f"{name}: total drag {m_['total_drag']:.2f} with emulated regions and {r_['total_drag']:.2f} with "
-                f"reaps; freeing each object at its last use would cut the peak from "
-                f"{m_['peak_bytes_actual'] / 1024:.0f} KiB to {m_['peak_bytes_immediate'] / 1024:.0f} KiB "
-                f"(regions) and from {r_['peak_bytes_actual'] / 1024:.0f} KiB to "
-                f"{r_['peak_bytes_immediate'] / 1024:.0f} KiB (reaps).")})
-    for prog in sorted({x["program"] for x in mem.get("frag", [])}):
-        for label in sorted({x["adv"] for x in mem["frag"] if x["program"] == prog}, key=lambda l: int(l.split("_")[1])):
-            parts = [f"{x['allocator']} {x['fragmentation']:.2f}" for x in mem["frag"]
-                     if x["program"] == prog and x["adv"] == label and x["fragmentation"]]
-            if parts:
-                findings.append({"question": "fragmentation", "text": (
-                    f"{prog}, {label}: heap pages in use over live pages (Vam §4.4, 1.0 is ideal): "
-                    + ", ".join(parts) + ".")})
-    if mem.get("pages"):
-        parts = [f"{a} {v['max_pages_in_use']}" for a, v in mem["pages"].items() if v.get("max_pages_in_use")]
-        if parts:
-            findings.append({"question": "pages", "text": "gp_mix, most heap pages in use at once: "
-                             + ", ".join(parts) + "."})
-
-    # Output checks.
-    differs = sorted({k[0] for k, c in cells.items() if c["differs"]})
-    if differs:
-        findings.append({"question": "checks", "text": "Output differed between runs of: " + ", ".join(differs)})
-
-    # Allocation statistics (Table 3).
-    tables["alloc_stats"] = profiles
-    return {"findings": findings, "tables": tables}
+    tables["alloc_stats"] = extra.get("profiles") or {}
+    return {"tables": tables, "verdicts": verdicts.evaluate(d)}
 
 
-def collect_profiles(summaries: dict, outdir: str) -> dict:
+def collect_profiles(outdir: str) -> dict:
     out = {}
-    for prog in summaries:
-        path = os.path.join(outdir, "runs", _slug(prog), "profile.json")
+    for path in sorted(glob_profiles(outdir)):
         try:
             with open(path) as f:
                 pr = json.load(f)
         except (OSError, ValueError):
             continue
-        out[prog] = {k: pr.get(k) for k in ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size")}
+        name = os.path.splitext(os.path.basename(path))[0]
+        out[name] = {k: pr.get(k) for k in ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size")}
     return out
 
 
-# ---------------------------------------------------------------- the report
+def glob_profiles(outdir: str) -> list:
+    d = os.path.join(outdir, "profiles")
+    return [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".json")] if os.path.isdir(d) else []
 
 
-def _fig_to_data(fig) -> str:
-    import io
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    return base64.b64encode(buf.getvalue()).decode()
+# ---------------------------------------------------------------- the whole study
 
 
-def _bar_figure(groups, series, values, title, ylabel, ref=1.0):
-    """groups on the x axis, one bar per series; values[(group, series)]."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(groups) * max(1, len(series)) * 0.45 + 2), 3.6))
-    width = 0.8 / max(1, len(series))
-    for j, s in enumerate(series):
-        xs = [i + (j - (len(series) - 1) / 2) * width for i in range(len(groups))]
-        ys = [values.get((g, s)) or 0.0 for g in groups]
-        ax.bar(xs, ys, width, label=str(s))
-    if ref is not None:
-        ax.axhline(ref, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=min(5, len(series)))
-    data = _fig_to_data(fig)
-    plt.close(fig)
-    return data
+def _write_json(path: str, obj) -> None:
+    _write(path, json.dumps(obj, indent=1, default=str) + "\n")
 
 
-def _table(headers, rows) -> str:
-    h = "".join(f"<th>{html.escape(str(x))}</th>" for x in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{h}</tr>{body}</table>"
-
-
-def _f(x, fmt="{:.2f}"):
-    return fmt.format(x) if isinstance(x, (int, float)) and x is not None else "–"
-
-
-def write_report(p: Plan, analysis: dict, outdir: str, elapsed: float) -> str:
-    tables = analysis["tables"]
-    allocs = [a.name for a in p.allocators]
-    sections = []
-    figs = {}
-
-    rq1 = tables["rq1"]
-    if rq1:
-        groups = sorted({f"{x['workload']} Adv_{x['adv']}" for x in rq1},
-                        key=lambda g: (g.split()[0], int(g.split("_")[-1])))
-        vals = {(f"{x['workload']} Adv_{x['adv']}", x["allocator"]): x["custom_over_malloc"] for x in rq1}
-        figs["rq1"] = _bar_figure(groups, allocs, vals, "RQ1: per-class allocator time / naive time",
-                                  "custom / malloc")
-    rq2 = tables["rq2"]
-    if rq2:
-        groups = sorted({f"{x['workload']} {x['variant']}" for x in rq2})
-        vals = {(f"{x['workload']} {x['variant']}", x["allocator"]): x["over_malloc"] for x in rq2}
-        figs["rq2"] = _bar_figure(groups, allocs, vals, "RQ2: region variant time / naive time (clean heap)",
-                                  "variant / malloc")
-    rq3 = tables["rq3"]
-    if rq3:
-        advs = sorted({x["adv"] for x in rq3})
-        groups = sorted({f"{x['workload']} {x['variant']}" for x in rq3})
-        for a in allocs:
-            vals = {(f"{x['workload']} {x['variant']}", f"Adv_{x['adv']}"): x["slowdown"]
-                    for x in rq3 if x["allocator"] == a}
-            if vals:
-                figs[f"rq3-{a}"] = _bar_figure(groups, [f"Adv_{v}" for v in advs], vals,
-                                               f"RQ3 on {a}: time under littering / own clean time",
-                                               "slowdown")
-    gp = tables["general"]
-    if gp:
-        groups = sorted({x["program"] for x in gp})
-        for adv in sorted({x["adv"] for x in gp}):
-            vals = {(x["program"], x["allocator"]): x["time_ratio"] for x in gp if x["adv"] == adv}
-            figs[f"gp-time-{adv}"] = _bar_figure(groups, allocs, vals,
-                                                 f"General-purpose allocators, Adv_{adv}: time / glibc",
-                                                 "time / glibc")
-        vals = {(x["program"], x["allocator"]): x["rss_ratio"] for x in gp if x["adv"] == 0}
-        figs["gp-rss"] = _bar_figure(groups, allocs, vals, "Peak RSS / glibc (clean heap)", "RSS / glibc")
-
-    def img(key, alt):
-        return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{figs[key]}">' if key in figs else ""
-
-    findings = analysis["findings"]
-    fl = "".join(f"<li><b>{html.escape(f['question'])}</b>: {html.escape(f['text'])}</li>" for f in findings)
-    sections.append(f"<h2 id='findings'>Findings</h2><ul>{fl or '<li>no findings: no runs succeeded</li>'}</ul>")
-
-    sections.append("<h2 id='rq1'>RQ1: do per-class allocators pay off?</h2>"
-                    "<p>Time of the custom (per-class free list) variant over the naive variant on the same "
-                    "allocator and heap; below 1 the custom allocator wins.</p>" + img("rq1", "RQ1")
-                    + _table(["workload", "allocator", "littering", "custom / naive"],
-                             [(x["workload"], x["allocator"], f"Adv_{x['adv']}", _f(x["custom_over_malloc"]))
-                              for x in rq1]))
-    sections.append("<h2 id='rq2'>RQ2: regions against general-purpose allocation (clean heap)</h2>"
-                    + img("rq2", "RQ2")
-                    + _table(["workload", "variant", "allocator", "time / naive"],
-                             [(x["workload"], x["variant"], x["allocator"], _f(x["over_malloc"])) for x in rq2]))
-    rq3imgs = "".join(img(k, k) for k in figs if k.startswith("rq3-"))
-    sections.append("<h2 id='rq3'>RQ3: littered heaps</h2><p>Each variant against its own clean run.</p>"
-                    + rq3imgs
-                    + _table(["program", "allocator", "littering", "slowdown"],
-                             [(x["program"], x["allocator"], f"Adv_{x['adv']}", _f(x["slowdown"])) for x in rq3]))
-    fp = tables["server_footprint"]
-    sections.append("<h2 id='reaps'>Reaps: cost and savings</h2>"
-                    + _table(["workload", "allocator", "reap / custom time"],
-                             [(x["workload"], x["allocator"], _f(x["reap_over_custom"])) for x in tables["reaps"]])
-                    + "<p>Server peak footprint by variant (from the workload's own accounting):</p>"
-                    + _table(["variant", "peak footprint (MiB)"],
-                             [(v, _f(b / 2**20, "{:.2f}")) for v, b in sorted(fp.items())]))
-    gpimgs = "".join(img(k, k) for k in figs if k.startswith("gp-"))
-    sections.append("<h2 id='general'>General-purpose allocators</h2>" + gpimgs
-                    + _table(["program", "allocator", "littering", "time / glibc", "peak RSS (MiB)", "RSS / glibc"],
-                             [(x["program"], x["allocator"], f"Adv_{x['adv']}", _f(x["time_ratio"]),
-                               _f((x["rss_kb"] or 0) / 1024, "{:.1f}"), _f(x["rss_ratio"])) for x in gp]))
-    mem = tables.get("memory") or {}
-    drag_rows = [(d["workload"], "emulated regions" if d["variant"] == "malloc" else "reaps", d["objects"],
-                  _f(d["total_drag"], "{:.2f}"), _f((d["peak_bytes_actual"] or 0) / 1024, "{:.0f}"),
-                  _f((d["peak_bytes_immediate"] or 0) / 1024, "{:.0f}")) for d in mem.get("drag", [])]
-    pages_img = ""
-    if mem.get("pages_png") and os.path.exists(mem["pages_png"]):
-        with open(mem["pages_png"], "rb") as f:
-            pages_img = f'<img alt="page miss curves" src="data:image/png;base64,{base64.b64encode(f.read()).decode()}">'
-    sections.append("<h2 id='memory'>Memory over time: drag, fragmentation and pages</h2>"
-                    + (f"<p>Workloads at scale {html.escape(str(mem.get('scale')))}, every load and store "
-                       "instrumented (alloclab drag / pages). Drag: area under the heap curve over the area with "
-                       "each object freed right after its last use (1.0 is ideal); peaks as in the 2002 paper's "
-                       "Table 4.</p>" if mem else "<p>Not measured (see the notes in Setup).</p>")
-                    + (_table(["workload", "variant", "objects", "total drag", "peak KiB actual",
-                               "peak KiB immediate free"], drag_rows) if drag_rows else "")
-                    + ("<p>Fragmentation: the most heap pages in use (touched, not discarded) over the most "
-                       "live data in pages (the Vam paper's §4.4).</p>"
-                       + _table(["program", "allocator", "littering", "max pages in use", "max live pages",
-                                 "fragmentation"],
-                                [(x["program"], x["allocator"], x["adv"], x["max_pages_in_use"],
-                                  x["max_live_pages"], _f(x["fragmentation"])) for x in mem["frag"]])
-                       if mem.get("frag") else "")
-                    + ("<p>gp_mix: simulated LRU page misses for every memory size (the Vam paper's "
-                       "Figure 8).</p>" + pages_img if pages_img else ""))
-    st = tables["alloc_stats"]
-    sections.append("<h2 id='stats'>Allocation statistics (the 2002 paper's Table 3)</h2>"
-                    + _table(["program", "objects", "total bytes", "max live objects", "max live bytes",
-                              "mean size"],
-                             [(k, v["allocations"], v["bytes"], v["max_live"], v["max_live_bytes"],
-                               _f(v["mean_size"], "{:.1f}")) for k, v in sorted(st.items())]))
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in p.notes)
-    meta = compare.machine_info()
-    alloc_rows = [(a.name, a.version, a.path or "(the C library)") for a in p.allocators]
-    sections.append("<h2 id='setup'>Setup</h2>"
-                    + _table(["allocator", "version", "path"], alloc_rows)
-                    + f"<p>Mode {html.escape(p.mode)}: littering {', '.join('Adv_%d' % a for a in p.advs)}; "
-                      f"{p.repeat} run(s) per cell; workload scale {html.escape(p.scale)}; "
-                      f"{len(p.programs)} programs; study time {elapsed:.0f} s. Times are medians of the "
-                      f"program's own time (littering excluded). Machine: {html.escape(json.dumps(meta))}</p>"
-                    + f"<ul>{notes}</ul><p>Raw data: <a href='results.csv'>results.csv</a>, "
-                      f"<a href='findings.json'>findings.json</a>.</p>")
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em;color:#222}"
-             "table{border-collapse:collapse;margin:0.5em 0;font-size:0.85em}"
-             "td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}"
-             "img{max-width:100%;display:block;margin:0.5em 0}li{margin:0.3em 0}")
-    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>alloclab study</title>"
-           f"<style>{style}</style></head><body><h1>alloclab study</h1>"
-           f"<p>Custom allocators, reaps, Vam and general-purpose allocators on clean and littered heaps, "
-           f"measured on this machine.</p>{''.join(sections)}</body></html>")
-    path = os.path.join(outdir, "report.html")
-    _write(path, doc)
-    return path
+def verdict_lines(vs: list) -> list[str]:
+    out = []
+    for v in vs:
+        if v["n"]:
+            m = f"measured {v['measured']:.3g} [{v['low']:.3g}, {v['high']:.3g}], n={v['n']}"
+        else:
+            m = "not measured"
+        out.append(f"  {v['verdict']:<12} {v['id']:<22} paper {v['paper_value']}; {m}")
+    return out
 
 
 def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr) -> dict:
+    from alloclab import study_report
     start = time.monotonic()
     os.makedirs(outdir, exist_ok=True)
     p = plan(mode, allocators, outdir)
-    if progress:
-        print(f"study ({mode}): {len(p.programs)} programs x {len(p.allocators)} allocators x "
-              f"{len(p.advs)} littering levels x {p.repeat} run(s)", file=progress, flush=True)
-        for n in p.notes:
-            print(f"note: {n}", file=progress)
+    p.outdir = outdir
+    say = (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
+    say(f"study ({mode}): {len(p.programs)} programs x {len(p.allocators)} allocators x "
+        f"{len(p.advs)} littering levels x {p.repeat} run(s) (clean-only variants: glibc, Adv_0)")
+    for n in p.notes:
+        say(f"note: {n}")
     interrupted = False
-    summaries = {}
+    rows: list = []
+    extra: dict = {}
     try:
-        rows, summaries = run_programs(p, outdir, progress)
+        rows = run_programs(p, outdir, progress)
+        extra["footprints"] = server_footprints(p)
+        extra["weights"] = weights(p, progress)
+        extra["cache"] = locality(p, progress)
+        extra["memory"] = memory_over_time(p, outdir, progress)
     except StudyInterrupted as e:
-        interrupted, summaries = True, e.summaries
-    except KeyboardInterrupt:  # between two programs
+        interrupted, rows = True, e.rows
+    except KeyboardInterrupt:
         interrupted = True
-        p.notes.append("interrupted: the report covers the programs finished before the interruption")
-        summaries = {}
-        for prog in p.programs:
-            sj = os.path.join(outdir, "runs", _slug(prog.name), "summary.json")
-            if os.path.exists(sj):
-                with open(sj) as f:
-                    summaries[prog.name] = json.load(f)
-    footprints = {} if interrupted else server_footprints(p)
-    memory = {}
-    if not interrupted:
+        p.notes.append("interrupted: the report covers what was measured before the interruption")
         try:
-            memory = memory_over_time(p, outdir, progress)
-        except KeyboardInterrupt:
-            interrupted = True
-            p.notes.append("interrupted while measuring drag and pages")
-    profiles = collect_profiles(summaries, outdir)
-    analysis = analyse(p, summaries, footprints, profiles, memory)
+            rows = read_results(outdir)
+        except LabError:
+            rows = []
+    extra["profiles"] = collect_profiles(outdir)
+    allocs = [a.name for a in p.allocators]
+    analysis = analyse(rows, extra, allocs, p.advs)
     elapsed = time.monotonic() - start
-    analysis["meta"] = {"mode": mode, "allocators": [a.name for a in p.allocators], "advs": p.advs,
-                        "repeat": p.repeat, "elapsed_s": elapsed, "notes": p.notes}
-    _write(os.path.join(outdir, "findings.json"), json.dumps(analysis, indent=1, default=str))
-    report = write_report(p, analysis, outdir, elapsed)
-    if progress:
-        print("\nFindings:", file=progress)
-        for f in analysis["findings"]:
-            print(f"  [{f['question']}] {f['text']}", file=progress)
-        print(f"\nreport: {report}  ({elapsed:.0f} s)", file=progress)
+    analysis["meta"] = {
+        "format_version": FORMAT_VERSION, "mode": mode, "allocators": allocs,
+        "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
+        "advs": p.advs, "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale, "seed": p.seed,
+        "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed, "notes": p.notes,
+        "interrupted": interrupted, "machine": compare.machine_info(),
+        "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
+                        "2002 and 2005 claims: wall time of clean runs",
+    }
+    _write_json(os.path.join(outdir, "findings.json"), analysis)
+    _write_json(os.path.join(outdir, "verdicts.json"),
+                {"format_version": FORMAT_VERSION, "run": analysis["meta"]["mode"],
+                 "spread": "min-max over the repeats (each with its own littering seed); exact for "
+                           "deterministic instruments", "verdicts": analysis["verdicts"]})
+    report = study_report.write_report(analysis, outdir)
+    say("\nVerdicts (the papers' claims on this machine):")
+    for line in verdict_lines(analysis["verdicts"]):
+        say(line)
+    say(f"\nreport: {report}  ({elapsed:.0f} s)")
     analysis["interrupted"] = interrupted
     return analysis
+
+
+def rerender(outdir: str) -> str:
+    """Write DIR/report.html again from DIR/findings.json, without running anything."""
+    from alloclab import study_report
+    path = os.path.join(outdir, "findings.json")
+    try:
+        with open(path) as f:
+            analysis = json.load(f)
+    except OSError as e:
+        raise LabError(f"cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise LabError(f"{path} is not JSON: {e}") from None
+    v = (analysis.get("meta") or {}).get("format_version")
+    if v != FORMAT_VERSION:
+        raise LabError(f"{path} has format_version {v}; this alloclab renders {FORMAT_VERSION} "
+                       "(run the study again)")
+    return study_report.write_report(analysis, outdir)
 
 
 # ---------------------------------------------------------------- command line
@@ -828,9 +754,9 @@ def add_arguments(ss) -> None:
     from alloclab import args as A
     mode = ss.add_mutually_exclusive_group()
     mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="a smoke test: small inputs, Adv_0 and Adv_3, one run each (1-3 minutes)")
+                      help="a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="bigger inputs and more runs")
+                      help="bigger inputs, every littering level, more runs")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")
     A.add_output_dir(ss, "out/study")
 

@@ -1,0 +1,412 @@
+"""The papers' claims, and the rules that judge them against one study run.
+
+Each claim names the number a paper reports and how to measure the same
+number here. A measurement is a list of values, one per repeat of the study
+(the repeats litter with different seeds, so they sample heap layouts too);
+its spread is their min-max. A rule turns the spread into a verdict:
+
+  confirmed     the whole spread lies inside the paper's band
+  stronger      the whole spread lies beyond the band, in the claimed direction
+  weaker        the whole spread lies short of the band, not beyond the null value
+  refuted       the whole spread lies at or beyond the null value (no effect, or the
+                opposite one), or above an upper bound the paper states
+  inconclusive  the spread straddles a threshold, or there is no spread (one run
+                of a timed measure): never counted as confirmed
+
+Instruments that are deterministic (callgrind, cachegrind, the drag and
+fragmentation simulators) give one exact value: their spread is that value.
+
+API::
+
+    Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0)
+    judge(rule, values, exact=False) -> (verdict, low, high, n)
+    CLAIMS                                  # every claim the study can test
+    evaluate(data: StudyData) -> list[dict] # one verdict row per claim with data
+    StudyData(rows, drag=None, frag=None, cache=None, memops=None, partial=())
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from alloclab import stats
+
+VERDICTS = ("confirmed", "weaker", "stronger", "refuted", "inconclusive")
+
+
+# ---------------------------------------------------------------- rules
+
+@dataclasses.dataclass(frozen=True)
+class Band:
+    """The paper reports an effect between lo and hi (null: no effect)."""
+    lo: float
+    hi: float
+    null: float = 0.0
+
+    def text(self) -> str:
+        return (f"confirmed if the spread lies within [{self.lo:.3g}, {self.hi:.3g}]; stronger if above; "
+                f"weaker if below but above {self.null:.3g}; refuted if at or below {self.null:.3g}; "
+                f"otherwise inconclusive")
+
+    def judge(self, low: float, high: float) -> str:
+        if high <= self.null:
+            return "refuted"
+        if low >= self.lo and high <= self.hi:
+            return "confirmed"
+        if low > self.hi:
+            return "stronger"
+        if high < self.lo:
+            return "weaker"
+        return "inconclusive"
+
+
+@dataclasses.dataclass(frozen=True)
+class AtMost:
+    """The paper bounds the effect from above."""
+    hi: float
+
+    def text(self) -> str:
+        return (f"confirmed if the whole spread is at most {self.hi:.3g}; refuted if all of it is above; "
+                f"otherwise inconclusive")
+
+    def judge(self, low: float, high: float) -> str:
+        if high <= self.hi:
+            return "confirmed"
+        if low > self.hi:
+            return "refuted"
+        return "inconclusive"
+
+
+@dataclasses.dataclass(frozen=True)
+class AtLeast:
+    """The paper bounds the effect from below (null: no effect)."""
+    lo: float
+    null: float = 0.0
+
+    def text(self) -> str:
+        return (f"confirmed if the whole spread is at least {self.lo:.3g}; weaker if below it but above "
+                f"{self.null:.3g}; refuted if at or below {self.null:.3g}; otherwise inconclusive")
+
+    def judge(self, low: float, high: float) -> str:
+        if high <= self.null:
+            return "refuted"
+        if low >= self.lo:
+            return "confirmed"
+        if high < self.lo:
+            return "weaker"
+        return "inconclusive"
+
+
+def around(value: float) -> Band:
+    """A point value the paper reports: half to twice it counts as the same finding."""
+    return Band(value / 2.0, value * 2.0)
+
+
+def judge(rule, values, exact: bool = False):
+    """(verdict, low, high, n) for the per-repeat values of one measurement."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    low, high = min(vals), max(vals)
+    if len(vals) < 2 and not exact:
+        return "inconclusive", low, high, len(vals)
+    return rule.judge(low, high), low, high, len(vals)
+
+
+# ---------------------------------------------------------------- the data
+
+
+@dataclasses.dataclass
+class StudyData:
+    """What the rules read. rows: results.csv rows of the study (with program,
+    workload, variant, kind, allocator, adv, repeat, status and the times)."""
+    rows: list
+    drag: list | None = None        # [{"workload", "variant", "total_drag"}]
+    frag: list | None = None        # [{"program", "allocator", "adv", "fragmentation"}]
+    cache: list | None = None       # [{"program", "allocator", "d1_misses", "ll_misses"}]
+    memops: dict | None = None      # workload -> {"memops_share", "paper_share", "within_band"}
+    partial: tuple = ()             # workloads that route only part of their allocations through regions
+    kinds: dict = dataclasses.field(default_factory=dict)   # workload -> kind
+
+    def __post_init__(self):
+        self._t = {}
+        for r in self.rows:
+            if r.get("status") != "ok":
+                continue
+            for metric in ("program_inproc_s", "program_s", "wall_s"):
+                v = r.get(metric)
+                if v in (None, ""):
+                    continue
+                key = (r["workload"], r["variant"], r["allocator"], int(r["adv"]), metric)
+                self._t.setdefault(key, {})[int(r["repeat"])] = float(v)
+            self.kinds.setdefault(r["workload"], r.get("kind", ""))
+
+    def times(self, workload, variant, allocator, adv, metric="program_inproc_s") -> dict:
+        """repeat -> time; falls back to program_s when the in-process time is missing."""
+        t = self._t.get((workload, variant, allocator, adv, metric))
+        if not t and metric == "program_inproc_s":
+            t = self._t.get((workload, variant, allocator, adv, "program_s"))
+        return t or {}
+
+    def allocators(self) -> list:
+        return sorted({r["allocator"] for r in self.rows})
+
+    def workloads(self, *kinds) -> list:
+        return sorted(w for w, k in self.kinds.items() if k in kinds)
+
+
+def paired(a: dict, b: dict, f: Callable) -> list:
+    """f(a[r], b[r]) for every repeat r both sides have."""
+    return [f(a[r], b[r]) for r in sorted(set(a) & set(b)) if a[r] > 0 and b[r] > 0]
+
+
+def gain(d: StudyData, w, faster, slower, alloc, adv, metric="program_inproc_s") -> list:
+    """Per repeat: time(slower) / time(faster) - 1 (the fraction `faster` saves)."""
+    return paired(d.times(w, slower, alloc, adv, metric), d.times(w, faster, alloc, adv, metric),
+                  lambda s, f: s / f - 1.0)
+
+
+def slowdown(d: StudyData, w, variant, alloc, adv, metric="program_inproc_s") -> list:
+    """Per repeat: time at adv / time at Adv_0 - 1 (the same repeat index, a different layout)."""
+    return paired(d.times(w, variant, alloc, adv, metric), d.times(w, variant, alloc, 0, metric),
+                  lambda x, c: x / c - 1.0)
+
+
+def per_repeat(lists: list, combine: Callable) -> list:
+    """Combine several per-repeat lists index by index (geomean or max over programs)."""
+    lists = [x for x in lists if x]
+    if not lists:
+        return []
+    n = min(len(x) for x in lists)
+    return [combine([x[i] for x in lists]) for i in range(n)]
+
+
+def geo_effect(effects: list) -> float:
+    """Geometric mean of (1 + effect), as an effect."""
+    return stats.geomean([1.0 + e for e in effects]) - 1.0
+
+
+def best_allocator(d: StudyData, workloads, variant="malloc") -> str | None:
+    """The allocator whose naive runs are fastest (geometric mean over workloads, Adv_0)."""
+    best, best_t = None, None
+    for a in d.allocators():
+        ts = [stats.median(d.times(w, variant, a, 0).values()) for w in workloads]
+        if not ts or any(t is None for t in ts):
+            continue
+        g = stats.geomean(ts)
+        if best_t is None or g < best_t:
+            best, best_t = a, g
+    return best
+
+
+# ---------------------------------------------------------------- the claims
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    claim: str
+    paper_value: str
+    rule: object
+    measure: Callable          # StudyData -> (values, what was measured, exact)
+
+
+def _m_rq1_boxed(d):
+    return gain(d, "boxed_sim", "custom", "malloc", "mimalloc", 0), \
+        "boxed_sim on mimalloc, Adv_0: naive time / custom time - 1", False
+
+
+def _m_rq1_micro(alloc):
+    def m(d):
+        return gain(d, "freelist_micro", "custom", "malloc", alloc, 0), \
+            f"freelist_micro on {alloc}, Adv_0: naive time / free-list time - 1", False
+    return m
+
+
+def _region_like(d):
+    return [w for w in d.workloads("region", "hybrid") if w not in d.partial]
+
+
+def _m_rq2_gap(d):
+    ws = _region_like(d)
+    best = best_allocator(d, ws)
+    if not best:
+        return [], "no allocator ran every region workload", False
+    vals = per_repeat([gain(d, w, "custom", "malloc", best, 0) for w in ws], max)
+    return vals, f"largest gain of custom regions over naive, over {', '.join(ws)}, on the best allocator ({best}), Adv_0", False
+
+
+def _m_rq2_one(workload, label):
+    def m(d):
+        best = best_allocator(d, _region_like(d))
+        if not best:
+            return [], "no best allocator", False
+        return gain(d, workload, "custom", "malloc", best, 0), \
+            f"{workload} ({label}) on the best allocator ({best}), Adv_0: naive / custom - 1", False
+    return m
+
+
+def _m_rq2_2002(d):
+    ws = _region_like(d)
+    vals = per_repeat([gain(d, w, "custom", "malloc", "glibc", 0, metric="wall_s") for w in ws], max)
+    return vals, f"largest gain of custom regions over naive on glibc (wall time), over {', '.join(ws)}", False
+
+
+def _m_rq3_naive(workload, alloc, label):
+    def m(d):
+        return slowdown(d, workload, "malloc", alloc, 3), \
+            f"{workload} ({label}) naive on {alloc}: time at Adv_3 / time at Adv_0 - 1", False
+    return m
+
+
+def _m_rq3_resilient(d):
+    ws = _region_like(d)
+    lists = [slowdown(d, w, "custom", a, 3) for w in ws for a in d.allocators()]
+    return per_repeat(lists, max), \
+        f"largest slowdown of the custom variant under Adv_3 over {', '.join(ws)} and every allocator", False
+
+
+def _m_rq3_partial(alloc):
+    def m(d):
+        ws = list(d.partial)
+        if not ws:
+            return [], "no partly-regioned workload", False
+        vals = per_repeat([gain(d, w, "custom", "malloc", alloc, 3) for w in ws], geo_effect)
+        return vals, f"{', '.join(ws)} on {alloc} at Adv_3: naive / custom - 1", False
+    return m
+
+
+def _m_reaps(d):
+    ws = [w for w in d.workloads("region", "hybrid")]
+    lists = [gain(d, w, "custom", "reap", "glibc", 0, metric="wall_s") for w in ws]
+    return per_repeat(lists, geo_effect), \
+        f"reap time / custom time - 1 on glibc, geometric mean over {', '.join(ws)}", False
+
+
+def _m_gp_perclass(d):
+    ws = d.workloads("per-class")
+    lists = [paired(d.times(w, "malloc", "glibc", 0, "wall_s"), d.times(w, "custom", "glibc", 0, "wall_s"),
+                    lambda n, c: 1.0 if n <= c * 1.05 else 0.0) for w in ws]
+    return per_repeat(lists, lambda xs: sum(xs) / len(xs)), \
+        f"share of per-class workloads ({', '.join(ws)}) where naive glibc is within 5% of the custom allocator", False
+
+
+def _m_drag(d):
+    vals = [x["total_drag"] for x in (d.drag or []) if x.get("variant") in ("malloc", "emulator")
+            and x.get("total_drag")]
+    if not vals:
+        return [], "drag not measured", True
+    return [stats.geomean(vals)], "geometric mean of the region workloads' total drag with regions (emulated)", True
+
+
+def _m_vam_cache(d):
+    rows = d.cache or []
+    ratios = []
+    for prog in sorted({r["program"] for r in rows}):
+        v = next((r for r in rows if r["program"] == prog and r["allocator"] == "vam"), None)
+        g = next((r for r in rows if r["program"] == prog and r["allocator"] == "glibc"), None)
+        if v and g and v.get("ll_misses") and g.get("ll_misses"):
+            ratios.append(v["ll_misses"] / g["ll_misses"])
+    if not ratios:
+        return [], "cache misses not measured", True
+    return [1.0 - stats.geomean(ratios)], \
+        f"1 - vam LL misses / glibc LL misses (cachegrind), geometric mean over {len(ratios)} programs", True
+
+
+def _m_vam_frag(d):
+    vals = [x["fragmentation"] for x in (d.frag or []) if x.get("allocator") == "vam"
+            and x.get("adv") in ("Adv_0", 0) and x.get("fragmentation")]
+    if not vals:
+        return [], "fragmentation not measured", True
+    return [max(vals)], "vam's largest fragmentation (pages in use / live pages), clean heap", True
+
+
+def _m_vam_time(d):
+    ws = d.workloads("general", "real") + [w for w in d.workloads("per-class", "region", "hybrid")]
+    lists = []
+    for w in ws:
+        a = d.times(w, "malloc", "vam", 0, "wall_s") or d.times(w, "real", "vam", 0, "wall_s")
+        b = d.times(w, "malloc", "glibc", 0, "wall_s") or d.times(w, "real", "glibc", 0, "wall_s")
+        lists.append(paired(b, a, lambda g, v: g / v - 1.0))
+    return per_repeat(lists, geo_effect), \
+        "glibc time / vam time - 1, naive variants and real programs, clean heap, geometric mean", False
+
+
+CLAIMS = (
+    Claim("rq1-boxed-sim", "2026", "Per-class free lists save only 2.3% over naive allocation on mimalloc (boxed-sim)",
+          "2.3%", around(0.023), _m_rq1_boxed),
+    Claim("rq1-micro-glibc", "2026", "Per-class upper bound (16-byte objects, intrusive free list) over glibc",
+          "24%", around(0.24), _m_rq1_micro("glibc")),
+    Claim("rq1-micro-jemalloc", "2026", "Per-class upper bound over jemalloc", "11%", around(0.11),
+          _m_rq1_micro("jemalloc")),
+    Claim("rq1-micro-mimalloc", "2026", "Per-class upper bound over mimalloc", "8%", around(0.08),
+          _m_rq1_micro("mimalloc")),
+    Claim("rq2-gap", "2026", "On the best allocator, regions beat naive allocation by at most 15%", "<= 15%",
+          AtMost(0.15), _m_rq2_gap),
+    Claim("rq2-mudlle", "2026", "mudlle's regions beat naive allocation by 15% on the best allocator", "15%",
+          around(0.15), _m_rq2_one("interp", "mudlle")),
+    Claim("rq2-parser", "2026", "197.parser's allocator beats naive allocation by 7.1% on the best allocator",
+          "7.1%", around(0.071), _m_rq2_one("xalloc_parser", "197.parser")),
+    Claim("rq2-2002", "2002", "Regions beat general-purpose allocation by up to 44% (Lea allocator)", "<= 44%",
+          AtMost(0.44), _m_rq2_2002),
+    Claim("rq3-mudlle-mimalloc", "2026", "Adv_3 slows naive mudlle by 18% on mimalloc", "18%", around(0.18),
+          _m_rq3_naive("interp", "mimalloc", "mudlle")),
+    Claim("rq3-parser-mimalloc", "2026", "Adv_3 slows naive 197.parser by 25% on mimalloc", "25%", around(0.25),
+          _m_rq3_naive("xalloc_parser", "mimalloc", "197.parser")),
+    Claim("rq3-gcc-mimalloc", "2026", "Adv_3 slows naive 176.gcc by 27% on mimalloc", "27%", around(0.27),
+          _m_rq3_naive("compiler", "mimalloc", "176.gcc")),
+    Claim("rq3-mudlle-glibc", "2026", "Adv_3 slows naive mudlle more than 2x on glibc", "> 2x (+100%)",
+          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle")),
+    Claim("rq3-parser-glibc", "2026", "Adv_3 slows naive 197.parser more than 2x on glibc", "> 2x (+100%)",
+          AtLeast(1.0), _m_rq3_naive("xalloc_parser", "glibc", "197.parser")),
+    Claim("rq3-resilient", "2026", "Region and hybrid allocators are unaffected by littering (Adv_3)",
+          "~0% (taken as <= 5%)", AtMost(0.05), _m_rq3_resilient),
+    Claim("rq3-partial-mimalloc", "2026", "A partly-regioned program (Clang) still gains 3.2% at Adv_3 on mimalloc",
+          "3.2%", around(0.032), _m_rq3_partial("mimalloc")),
+    Claim("rq3-partial-glibc", "2026", "A partly-regioned program (Clang) still gains 9.4% at Adv_3 on glibc",
+          "9.4%", around(0.094), _m_rq3_partial("glibc")),
+    Claim("reaps-vs-regions", "2002", "Reaps cost 0-8% against the programs' own regions", "<= 8%",
+          AtMost(0.08), _m_reaps),
+    Claim("gp-matches-perclass", "2002", "A general-purpose allocator (Lea) matches most per-class allocators",
+          "most (> 50%)", AtLeast(0.5), _m_gp_perclass),
+    Claim("drag-regions", "2002", "Programs with regions show drag (176.gcc 1.16, mudlle 1.23, lcc 3.34)",
+          "1.16-3.34", Band(1.16, 3.34, null=1.0), _m_drag),
+    Claim("vam-locality", "2005", "Vam has fewer cache misses than DLmalloc (L2, on average)", "-39%",
+          around(0.39), _m_vam_cache),
+    Claim("vam-frag", "2005", "Vam keeps fragmentation low (pages in use / live pages)", "< 1.1",
+          AtMost(1.1), _m_vam_frag),
+    Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time),
+)
+
+
+def _mentions(text: str, word: str) -> bool:
+    import re
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(word) + r"(?![A-Za-z0-9_])", text) is not None
+
+
+def evaluate(d: StudyData, claims=CLAIMS) -> list[dict]:
+    """One verdict row per claim; claims without data are 'inconclusive' with n = 0 and a reason."""
+    out = []
+    for c in claims:
+        values, what, exact = c.measure(d)
+        j = judge(c.rule, values, exact=exact)
+        row = {"id": c.id, "paper": c.paper, "claim": c.claim, "paper_value": c.paper_value,
+               "measured": None, "low": None, "high": None, "n": 0, "verdict": "inconclusive",
+               "rule": c.rule.text(), "what": what,
+               "spread": "exact (deterministic instrument)" if exact else "min-max over repeats"}
+        if j:
+            verdict, low, high, n = j
+            row.update(measured=stats.median(values), low=low, high=high, n=n, verdict=verdict)
+            if n < 2 and not exact:
+                row["note"] = "one run: no spread, so no verdict"
+        else:
+            row["note"] = "not measured in this run"
+        off = [w for w, m in sorted((d.memops or {}).items())
+               if m.get("within_band") is False and _mentions(what, w)]
+        if off:
+            row["weight_note"] = ("drawn from workloads whose memory-operations share is outside 1.5x of "
+                                  "their paper program's: " + ", ".join(off))
+        out.append(row)
+    return out

@@ -1,0 +1,104 @@
+"""The verdict rules on synthetic result sets: a claim comes out confirmed,
+refuted, weaker, stronger or inconclusive from the numbers alone, and a
+spread that straddles a threshold is never confirmed."""
+
+import pytest
+
+import conftest  # noqa: F401  (puts the package on sys.path)
+from alloclab import verdicts as V
+
+
+def rows(spec):
+    """spec: {(workload, variant, allocator, adv): [time per repeat]} -> result rows."""
+    out = []
+    for (w, v, a, adv), times in spec.items():
+        for rep, t in enumerate(times, 1):
+            out.append({"workload": w, "variant": v, "allocator": a, "adv": str(adv), "repeat": str(rep),
+                        "status": "ok", "kind": "per-class", "program_inproc_s": str(t), "program_s": str(t),
+                        "wall_s": str(t)})
+    return out
+
+
+def boxed(custom, naive):
+    d = V.StudyData(rows({("boxed_sim", "custom", "mimalloc", 0): custom,
+                          ("boxed_sim", "malloc", "mimalloc", 0): naive}))
+    return next(r for r in V.evaluate(d) if r["id"] == "rq1-boxed-sim")
+
+
+def test_a_gain_near_the_papers_is_confirmed():
+    r = boxed([1.00, 1.00, 1.00], [1.020, 1.025, 1.030])     # 2.0-3.0%, paper 2.3%
+    assert r["verdict"] == "confirmed"
+    assert r["n"] == 3 and r["low"] == pytest.approx(0.02) and r["high"] == pytest.approx(0.03)
+
+
+def test_a_custom_allocator_that_loses_refutes_the_gain():
+    assert boxed([1.00, 1.00, 1.00], [0.95, 0.96, 0.97])["verdict"] == "refuted"
+
+
+def test_a_spread_straddling_the_band_is_inconclusive_never_confirmed():
+    r = boxed([1.00, 1.00, 1.00], [1.02, 1.03, 1.08])        # 2%..8%: straddles 4.6%
+    assert r["verdict"] == "inconclusive"
+
+
+def test_much_larger_and_much_smaller_gains_are_stronger_and_weaker():
+    assert boxed([1.0, 1.0], [1.30, 1.40])["verdict"] == "stronger"
+    assert boxed([1.0, 1.0], [1.002, 1.005])["verdict"] == "weaker"
+
+
+def test_one_timed_run_gives_no_verdict():
+    r = boxed([1.0], [1.023])
+    assert r["verdict"] == "inconclusive" and r["n"] == 1 and "no spread" in r["note"]
+
+
+def test_missing_data_is_inconclusive_with_a_reason():
+    r = next(x for x in V.evaluate(V.StudyData([])) if x["id"] == "rq2-gap")
+    assert r["verdict"] == "inconclusive" and r["n"] == 0 and r["note"]
+
+
+def test_rules_at_their_edges():
+    assert V.AtMost(0.15).judge(0.10, 0.15) == "confirmed"
+    assert V.AtMost(0.15).judge(0.10, 0.16) == "inconclusive"
+    assert V.AtMost(0.15).judge(0.16, 0.20) == "refuted"
+    assert V.AtLeast(1.0).judge(1.0, 1.5) == "confirmed"
+    assert V.AtLeast(1.0).judge(0.2, 0.8) == "weaker"
+    assert V.AtLeast(1.0).judge(-0.3, -0.01) == "refuted"
+    assert V.AtLeast(1.0).judge(0.5, 1.5) == "inconclusive"
+    assert V.Band(0.18, 0.27).judge(-0.1, 0.1) == "weaker"        # short of the band, may be no effect at all
+    assert V.Band(0.18, 0.27).judge(0.01, 0.1) == "weaker"
+
+
+def test_a_deterministic_instrument_judges_one_exact_value():
+    d = V.StudyData([], frag=[{"program": "gp_mix/malloc", "allocator": "vam", "adv": "Adv_0",
+                               "fragmentation": 1.05}])
+    r = next(x for x in V.evaluate(d) if x["id"] == "vam-frag")
+    assert r["verdict"] == "confirmed" and r["n"] == 1 and r["spread"].startswith("exact")
+    d.frag[0]["fragmentation"] = 1.3
+    assert next(x for x in V.evaluate(d) if x["id"] == "vam-frag")["verdict"] == "refuted"
+
+
+def test_region_resilience_takes_region_and_hybrid_workloads_and_is_refuted_by_a_slow_hybrid():
+    spec = {}
+    for w, kind in (("interp", "region"), ("mempool_iter", "hybrid")):
+        for a in ("glibc", "mimalloc"):
+            spec[(w, "custom", a, 0)] = [1.0, 1.0, 1.0]
+            spec[(w, "custom", a, 3)] = [1.01, 1.02, 1.01] if w == "interp" else [1.3, 1.35, 1.4]
+    rs = rows(spec)
+    for r in rs:
+        r["kind"] = "region" if r["workload"] == "interp" else "hybrid"
+    res = next(x for x in V.evaluate(V.StudyData(rs)) if x["id"] == "rq3-resilient")
+    assert "mempool_iter" in res["what"]
+    assert res["verdict"] == "refuted"
+    # without the hybrid, the regions alone are resilient
+    only = [r for r in rs if r["workload"] == "interp"]
+    assert next(x for x in V.evaluate(V.StudyData(only)) if x["id"] == "rq3-resilient")["verdict"] == "confirmed"
+
+
+def test_a_workload_outside_its_weight_band_is_named_in_the_verdict():
+    spec = {("interp", "custom", "mimalloc", 0): [1.0, 1.0], ("interp", "malloc", "mimalloc", 0): [1.15, 1.16],
+            ("interp", "malloc", "glibc", 0): [1.3, 1.3]}
+    rs = rows(spec)
+    for r in rs:
+        r["kind"] = "region"
+    d = V.StudyData(rs, memops={"interp": {"within_band": False}})
+    r = next(x for x in V.evaluate(d) if x["id"] == "rq2-mudlle")
+    assert "interp" in r.get("weight_note", "")
