@@ -29,7 +29,7 @@ import os
 import shutil
 import subprocess
 
-from alloclab import runner
+from alloclab import LabError, runner
 
 # 32 KiB 8-way L1s and a 1 MiB 16-way last level, 64-byte lines: a plain
 # modern core's private caches.
@@ -52,10 +52,23 @@ def perf_works() -> bool:
     return False
 
 
+def require_perf() -> None:
+    """LabError unless perf counts hardware events here (asked for explicitly, it must work)."""
+    if not shutil.which("perf"):
+        raise LabError("--cache perf: perf is not installed; use --cache cachegrind (simulated) or --cache off")
+    if not perf_works():
+        raise LabError("--cache perf: `perf stat -e instructions true` counts nothing on this machine (no "
+                       "hardware counters, e.g. in a virtual machine, or perf_event_paranoid forbids it); "
+                       "use --cache cachegrind (simulated) or --cache off")
+
+
 def detect(method: str = "auto") -> str:
+    """The method to use: "perf" and "cachegrind" as asked (perf is checked, LabError when it
+    cannot count), "auto" the best that works here, "off" nothing."""
     if method == "off":
         return "off"
     if method == "perf":
+        require_perf()
         return "perf"
     if method == "cachegrind":
         return "cachegrind"
@@ -148,18 +161,35 @@ def split_littering(res: dict, alone: dict | None, plain: dict | None) -> dict:
 
     `alone` measures `true` littered the same way, `plain` measures `true` on
     the same allocator without littering; the littering costs alone - plain,
-    which is kept as "litter_only" and subtracted (clamped at 0). Without
-    littering, program_<count> = <count>.
+    which is kept as "litter_only" and subtracted. A difference below 0 (the
+    counts are noisy, or littering made `true` cheaper) is reported as 0 with a
+    line in res["warnings"], never silently. Without littering,
+    program_<count> = <count>.
     """
+    warns = res.setdefault("warnings", [])
     cost = None
     if alone and plain:
-        cost = {k: (None if alone.get(k) is None or plain.get(k) is None else max(0, alone[k] - plain[k]))
-                for k in COUNTS}
+        cost = {}
+        for k in COUNTS:
+            if alone.get(k) is None or plain.get(k) is None:
+                cost[k] = None
+                continue
+            d = alone[k] - plain[k]
+            if d < 0:
+                warns.append(f"{k}: littered `true` counted {alone[k]}, fewer than plain `true` ({plain[k]}); "
+                             "the littering's own cost is taken as 0")
+            cost[k] = max(0, d)
     res["litter_only"] = cost
     for k in COUNTS:
         v = res.get(k)
         base = cost.get(k) if cost else 0
-        res[f"program_{k}"] = None if v is None or base is None else max(0, v - base)
+        if v is None or base is None:
+            res[f"program_{k}"] = None
+            continue
+        if v - base < 0:
+            warns.append(f"{k}: the run counted {v}, fewer than the littering alone ({base}); "
+                         "the program's own count is reported as 0")
+        res[f"program_{k}"] = max(0, v - base)
     return res
 
 

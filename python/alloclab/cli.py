@@ -225,6 +225,9 @@ def cmd_compare(ns) -> int:
     if ns.profile is not None:
         from alloclab import profile
         profile.load_profile(ns.profile)
+    if ns.cache == "perf":
+        from alloclab import cache
+        cache.require_perf()
     extra = {}
     if ns.prepare is not None:
         extra["prepare"] = ns.prepare

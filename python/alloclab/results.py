@@ -144,6 +144,12 @@ def warnings(summary: dict) -> list[str]:
     if skipped:
         cells = ", ".join(f"{a}/Adv_{adv}" for a, adv in skipped["cells"])
         out.append(f"{cells}: {skipped['reason']}")
+    for c in summary["cells"]:
+        for w in (c.get("cache") or {}).get("warnings") or []:
+            out.append(f"{c['allocator']}/Adv_{c['adv']} cache counts: {w}")
+        err = (c.get("cache") or {}).get("error")
+        if err:
+            out.append(f"{c['allocator']}/Adv_{c['adv']} cache counts: {err}")
     short = [f"{c['allocator']}/Adv_{c['adv']}" for c in summary["cells"]
              if c.get("wall_s") and c["wall_s"]["median"] < SHORT_RUN_S]
     if short:

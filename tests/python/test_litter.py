@@ -83,15 +83,22 @@ def test_log_reports_algorithm3_counts(probe, tmp_path):
 
 
 def test_same_seed_same_littering_and_seed_changes_it(probe, tmp_path):
-    exe, prof = probe
+    """The log of a littering is a function of the seed: the same seed gives the
+    same log (sizes drawn, bytes, live bytes), another seed other draws -- not
+    just another number echoed (test_same_seed_gives_the_same_heap_layout checks
+    where the objects land)."""
+    exe, _ = probe
+    prof = tmp_path / "many_sizes.json"   # many sizes, so that the draws show in the byte counts
+    prof.write_text(json.dumps({"max_live": 500, "sizes": {str(16 * k): 10 + k for k in range(1, 33)}}))
     logs = []
     for seed in ("7", "7", "8"):
         log = tmp_path / f"l{len(logs)}.log"
         r = run_cli("litter", "--profile", prof, "--adv", "3", "--seed", seed, "--log", str(log), "--", exe)
-        assert r.returncode == 0
-        logs.append(re.sub(r"(pid|ms)=\S+", "", log.read_text()))
+        assert r.returncode == 0, r.stderr
+        logs.append(re.sub(r"(pid|ms|run_ms|seed)=\S+", "", log.read_text()))
     assert logs[0] == logs[1]
-    assert "seed=8" in logs[2]
+    drawn = [re.search(r"bytes=(\d+) live_bytes=(\d+)", t).groups() for t in logs]
+    assert drawn[2] != drawn[0], "another seed drew the same sizes: the seed is not used"
 
 
 def shim_env(litter_so, **kw):

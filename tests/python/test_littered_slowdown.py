@@ -2,6 +2,7 @@
 littered, and summarises each allocator's slowdown from the saved runs."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -16,11 +17,27 @@ def run(*args, timeout=600):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout)
 
 
+ALLOCS = ("glibc", "vam")   # two allocators, so that wins and ratios are not 1 by construction
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory, libdir):
     out = tmp_path_factory.mktemp("littered")
-    cp = run("--size", "quick", "--repeat", "1", "--adv", "3", "--allocators", "glibc", "-o", str(out))
+    cp = run("--size", "quick", "--repeat", "1", "--adv", "3", "--allocators", ",".join(ALLOCS), "-o", str(out))
     return cp, out
+
+
+def _medians(out, prog):
+    """(allocator, adv) -> median program_s of the ok runs saved for one program."""
+    import statistics
+    sys.path.insert(0, f"{ROOT}/python")
+    from alloclab import results
+    rows = results.read_csv(str(out / "runs" / prog.replace("/", "-") / "results.csv"))
+    cells = {}
+    for r in rows:
+        if r["status"] == "ok":
+            cells.setdefault((r["allocator"], int(r["adv"])), []).append(float(r["program_s"]))
+    return {k: statistics.median(v) for k, v in cells.items()}
 
 
 def test_every_general_program_gets_a_slowdown_and_a_geometric_mean(bench):
@@ -31,11 +48,22 @@ def test_every_general_program_gets_a_slowdown_and_a_geometric_mean(bench):
     progs = doc["per_program"]
     for name in ("mempool_iter/malloc", "gp_mix/malloc", "gp_mix/reap", "server/malloc"):
         assert name in progs, sorted(progs)
-    assert all(v["glibc"] > 0 for v in progs.values())
-    assert doc["geomean"]["glibc"] > 0
-    # one allocator: it is the least slowed on every program, and equal to itself on a clean heap
-    assert doc["wins"]["glibc"] == len(progs)
+    # Each slowdown is the littered median over the clean median of that allocator's own runs.
+    for prog, per in progs.items():
+        med = _medians(out, prog)
+        for a in ALLOCS:
+            assert per[a] == pytest.approx(med[(a, 3)] / med[(a, 0)], rel=1e-9), (prog, a)
+    # The geometric mean and the wins follow from the table.
+    for a in ALLOCS:
+        logs = [math.log(per[a]) for per in progs.values()]
+        assert doc["geomean"][a] == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-9)
+    assert sum(doc["wins"].values()) == len(progs)
+    for a in ALLOCS:
+        assert doc["wins"][a] == sum(1 for per in progs.values() if min(per, key=per.get) == a)
+    # Clean-heap ratios against glibc: glibc is 1, vam's is the geomean of its clean medians over glibc's.
     assert doc["clean_vs_glibc"]["glibc"] == {"time": 1.0, "rss": 1.0}
+    ratios = [math.log(_medians(out, p)[("vam", 0)] / _medians(out, p)[("glibc", 0)]) for p in progs]
+    assert doc["clean_vs_glibc"]["vam"]["time"] == pytest.approx(math.exp(sum(ratios) / len(ratios)), rel=1e-9)
     md = (out / "slowdown.md").read_text()
     assert "| mempool_iter/malloc |" in md and "| geometric mean |" in md
 
@@ -44,7 +72,7 @@ def test_report_only_summarises_the_saved_runs_without_running_again(bench):
     cp, out = bench
     before = json.loads((out / "slowdown.json").read_text())
     (out / "slowdown.json").unlink()
-    cp2 = run("--size", "quick", "--repeat", "1", "--adv", "3", "--allocators", "glibc", "--report-only",
+    cp2 = run("--size", "quick", "--repeat", "1", "--adv", "3", "--allocators", ",".join(ALLOCS), "--report-only",
               "-o", str(out), timeout=120)
     assert cp2.returncode == 0, cp2.stderr[-2000:]
     assert json.loads((out / "slowdown.json").read_text())["per_program"] == before["per_program"]

@@ -68,12 +68,16 @@ def test_cutoff_moves_sizes_between_histogram_and_ignored(cbuild, profile_so, tm
     assert p["ignored"] == 13
 
 
-def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path):
+@pytest.mark.parametrize("name", ["jemalloc", "mimalloc", "tcmalloc", "vam"])
+def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path, name):
+    """One case per peer, skipped (visibly) when that peer is not installed, never passing empty."""
     exe = cbuild(KNOWN_PATTERN, "known_peers")
-    from conftest import peers_installed
-    from alloclab import allocators
-    for name in peers_installed():
+    from alloclab import LabError, allocators
+    try:
         lib = allocators.find(name).path
+    except LabError as e:
+        pytest.skip(str(e))
+    if True:
         out = tmp_path / f"{name}.json"
         r = run_profiled(exe, profile_so, out, {"LD_PRELOAD": f"{profile_so} {lib}"})
         assert r.returncode == 0, (name, r.stderr)
