@@ -27,6 +27,8 @@ import sys
 
 from alloclab import args as A, memtool
 
+FORMAT_VERSION = 1  # of drag.json (docs/formats.md)
+
 
 def add_arguments(sp) -> None:
     A.add_output_dir(sp, "out/drag")
@@ -137,7 +139,7 @@ def plot(obj: dict, path: str, title: str) -> None:
 def run_drag(cmd, outdir: str, allocator=None, timeout=None, make_plot=True) -> dict:
     r = memtool.run(cmd, outdir, "drag", allocator=allocator, objects=True, timeout=timeout)
     obj = memtool.read_objects(r.prefix + ".objects")
-    res = analyse(obj, r.summary.get("clock", 0))
+    res = {"format_version": FORMAT_VERSION, **analyse(obj, r.summary.get("clock", 0))}
     res.update({
         "command": list(cmd),
         "allocator": getattr(allocator, "name", allocator) or "glibc",

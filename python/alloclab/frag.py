@@ -29,6 +29,8 @@ import sys
 
 from alloclab import args as A, litter, memtool
 
+FORMAT_VERSION = 1  # of frag.json (docs/formats.md)
+
 
 def add_arguments(sp) -> None:
     A.add_allocators(sp)
@@ -52,7 +54,8 @@ def run_frag(cmd, outdir, allocs, advs, profile_path=None, seed=litter.DEFAULT_S
         from alloclab import profile
         profile_path = os.path.join(outdir, "profile.json")
         profile.run_profile(cmd, out=profile_path, timeout=timeout, stdout=None, stderr=None)
-    res = {"command": list(cmd), "page_size": memtool.PAGE_SIZE, "profile": profile_path, "seed": seed,
+    res = {"format_version": FORMAT_VERSION, "command": list(cmd), "page_size": memtool.PAGE_SIZE,
+           "profile": profile_path, "seed": seed,
            "allocators": {}}
     for a in allocs:
         row = {}

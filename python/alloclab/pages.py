@@ -32,6 +32,8 @@ import sys
 
 from alloclab import LabError, args as A, memtool
 
+FORMAT_VERSION = 1  # of pages.json (docs/formats.md)
+
 DEFAULT_FRACTIONS = (0.25, 0.5, 0.75)
 
 
@@ -62,7 +64,8 @@ def misses_at(curve, m: int) -> int:
 def run_pages(cmd, outdir, allocs, sizes=(), fractions=DEFAULT_FRACTIONS, timeout=None,
               keep_traces=False) -> dict:
     tools = memtool.find_memtools()
-    res = {"command": list(cmd), "page_size": memtool.PAGE_SIZE, "allocators": {}}
+    res = {"format_version": FORMAT_VERSION, "command": list(cmd), "page_size": memtool.PAGE_SIZE,
+           "allocators": {}}
     for a in allocs:
         r = memtool.run(cmd, outdir, a.name, allocator=a, trace=True, timeout=timeout, tools=tools)
         sim = memtool.pagesim(r.prefix + ".trace", sizes=sizes, fractions=() if sizes else fractions,

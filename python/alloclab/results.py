@@ -19,6 +19,7 @@ API::
     read_csv(path) -> list[dict]             # LabError: missing, other version, not CSV
     write_summary(summary, outdir) -> str    # DIR/summary.json
     read_summary(path) -> dict               # LabError as read_csv
+    read_versioned_json(path, version, what) -> dict   # drag/frag/pages JSON; LabError on another version
     warnings(summary) -> list[str]           # short runs, spread larger than the difference
     export(summary, outdir, json_path=None, markdown_path=None, csv_path=None) -> list[str]
     markdown_table(summary) -> str
@@ -118,6 +119,25 @@ def read_summary(path: str) -> dict:
     if "format_version" not in data:
         raise _version_error(path, 0)
     _check_version(path, data["format_version"])
+    return data
+
+
+def read_versioned_json(path: str, version: int, what: str) -> dict:
+    """A JSON object written with "format_version": version (drag.json, frag.json, pages.json, ...)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise LabError(f"{what} file {path!r} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise LabError(f"cannot read {what} file {path!r}: {e}") from None
+    if not isinstance(data, dict):
+        raise LabError(f"{path!r} is not a {what} file")
+    found = data.get("format_version", 0)
+    if found != version:
+        raise LabError(f"{path!r} is {what} format version {found}; this alloclab reads version {version} "
+                       + ("(written by a newer alloclab)" if isinstance(found, int) and found > version
+                          else "(written by an older alloclab: run it again)"))
     return data
 
 
