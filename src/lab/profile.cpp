@@ -19,9 +19,10 @@
 //   * Requested sizes of live objects are kept in a side table (pointer ->
 //     size), never in a hidden header, so alignment guarantees of the
 //     allocator beneath are untouched.
-//   * dlsym may call calloc/malloc while we are resolving the allocator
-//     beneath; those requests are served from a static bootstrap arena and
-//     recognised (and ignored) by free/realloc/malloc_usable_size.
+//   * The malloc family itself, the lookup of the allocator beneath, the
+//     bootstrap arena dlsym's own requests are served from, the reentrancy
+//     guard and fork safety of all that are the shared interposition core
+//     (interpose.h / interpose.c); this file supplies its hooks.
 //   * A record is removed from the side table *before* the object is handed
 //     back to the allocator, so another thread that receives the same address
 //     can never have its record deleted by us.
@@ -42,6 +43,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "lab/interpose.h"
 #include "lab/text.hpp"
 #include "layers/os.hpp"
 
@@ -75,16 +77,10 @@ bool g_have_chosen = false;
 bool g_root = true;
 pid_t g_pid = 0;
 
-// ---------------------------------------------------------------- the allocator beneath
+// ---------------------------------------------------------------- the functions beneath
+// The malloc family beneath is the core's (ip_next); these are the process
+// functions this shim wraps as well.
 struct Next {
-  void *(*malloc)(std::size_t);
-  void (*free)(void *);
-  void *(*calloc)(std::size_t, std::size_t);
-  void *(*realloc)(void *, std::size_t);
-  void *(*memalign)(std::size_t, std::size_t);
-  int (*posix_memalign)(void **, std::size_t, std::size_t);
-  void *(*aligned_alloc)(std::size_t, std::size_t);
-  std::size_t (*usable_size)(void *);
   int (*execve)(const char *, char *const[], char *const[]);
   int (*execvpe)(const char *, char *const[], char *const[]);
   int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -93,35 +89,6 @@ struct Next {
                       const posix_spawnattr_t *, char *const[], char *const[]);
 };
 Next next{};
-
-enum : int { kUnresolved = 0, kResolving = 1, kReady = 2 };
-std::atomic<int> g_state{kUnresolved};
-
-// ---------------------------------------------------------------- bootstrap arena
-// Serves the few requests dlsym makes while we look up the real functions.
-// Each block carries a 16-byte header with its size (only here: these blocks
-// never reach a caller that needs more than 16-byte alignment).
-alignas(64) char g_boot[64 * 1024];
-std::atomic<std::size_t> g_boot_used{0};
-
-bool in_boot(const void *p) noexcept {
-  const char *c = static_cast<const char *>(p);
-  return c >= g_boot && c < g_boot + sizeof g_boot;
-}
-
-void *boot_alloc(std::size_t n) noexcept {
-  const std::size_t need = 16 + ((n + 15) & ~std::size_t{15});
-  const std::size_t at = g_boot_used.fetch_add(need, std::memory_order_relaxed);
-  if (at + need > sizeof g_boot) return nullptr;
-  std::memcpy(g_boot + at, &n, sizeof n);
-  return g_boot + at + 16;  // static storage: already zero, good for calloc
-}
-
-std::size_t boot_size(const void *p) noexcept {
-  std::size_t n;
-  std::memcpy(&n, static_cast<const char *>(p) - 16, sizeof n);
-  return n;
-}
 
 void die(const char *msg) noexcept {
   (void)!::write(2, msg, std::strlen(msg));
@@ -136,46 +103,7 @@ void lookup(F *slot, const char *name) noexcept {
   *slot = reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
 }
 
-void resolve() noexcept {
-  int expected = kUnresolved;
-  if (!g_state.compare_exchange_strong(expected, kResolving, std::memory_order_acq_rel)) return;
-  lookup(&next.malloc, "malloc");
-  lookup(&next.free, "free");
-  lookup(&next.calloc, "calloc");
-  lookup(&next.realloc, "realloc");
-  lookup(&next.memalign, "memalign");
-  lookup(&next.posix_memalign, "posix_memalign");
-  lookup(&next.aligned_alloc, "aligned_alloc");
-  lookup(&next.usable_size, "malloc_usable_size");
-  lookup(&next.execve, "execve");
-  lookup(&next.execvpe, "execvpe");
-  lookup(&next.posix_spawn, "posix_spawn");
-  lookup(&next.posix_spawnp, "posix_spawnp");
-  if (!next.malloc || !next.free || !next.calloc || !next.realloc || !next.posix_memalign)
-    die("alloclab profile: cannot find the allocator beneath (dlsym RTLD_NEXT failed)\n");
-  // An allocator beneath that lacks memalign, aligned_alloc or
-  // malloc_usable_size must not get glibc's (RTLD_NEXT would find those next):
-  // its objects would be mixed with glibc's heap. Fall back to its own
-  // posix_memalign instead (usable size: 0, unknown).
-  Dl_info mi{}, fi{};
-  const bool have_base = ::dladdr(reinterpret_cast<void *>(next.malloc), &mi) != 0;
-  auto same_object = [&](void *fn) {
-    return fn && have_base && ::dladdr(fn, &fi) != 0 && fi.dli_fbase == mi.dli_fbase;
-  };
-  if (!same_object(reinterpret_cast<void *>(next.memalign))) next.memalign = nullptr;
-  if (!same_object(reinterpret_cast<void *>(next.aligned_alloc))) next.aligned_alloc = nullptr;
-  if (!same_object(reinterpret_cast<void *>(next.usable_size))) next.usable_size = nullptr;
-  read_options();
-  g_state.store(kReady, std::memory_order_release);
-}
-
-// True when the real allocator may be used; false while dlsym is running.
-inline bool ready() noexcept {
-  const int s = g_state.load(std::memory_order_acquire);
-  if (LAB_LIKELY(s == kReady)) return true;
-  if (s == kUnresolved) resolve();
-  return g_state.load(std::memory_order_acquire) == kReady;
-}
+inline bool ready() noexcept { return ip_ready() != 0; }
 
 // ---------------------------------------------------------------- side tables
 // Requested sizes of live objects are kept in two places:
@@ -577,7 +505,7 @@ void write_record(const char *reason) noexcept {
   key("exe"); put_json_string(b, exe);
   Dl_info info{};
   const char *beneath = "";
-  if (next.malloc && ::dladdr(reinterpret_cast<void *>(next.malloc), &info) && info.dli_fname)
+  if (ip_next.malloc && ::dladdr(reinterpret_cast<void *>(ip_next.malloc), &info) && info.dli_fname)
     beneath = info.dli_fname;
   key("allocator"); put_json_string(b, beneath);
   key("allocations"); b.put_u64(allocations);
@@ -676,7 +604,7 @@ void resolve_path(const char *in) noexcept {
   g_out[b.size()] = '\0';
 }
 
-// Read once, by resolve(): before the first allocation is counted, so every
+// Read once, while the core resolves: before the first allocation is counted, so every
 // thread's histogram is sized for the final cutoff (allocations can come
 // before our constructor, from other libraries' constructors).
 void read_options() noexcept {
@@ -705,115 +633,45 @@ __attribute__((destructor(101))) void profile_fini() { write_record("exit"); }
 // ---------------------------------------------------------------- the interface
 extern "C" {
 
-__attribute__((visibility("default"))) void *malloc(std::size_t n) {
-  if (LAB_UNLIKELY(!ready())) return boot_alloc(n);
-  void *p = next.malloc(n);
-  on_alloc(p, n);
-  return p;
+// ---- the hooks of the interposition core (interpose.h): the malloc family
+// itself is the core's.
+const char ip_shim_name[] = "alloclab profile";
+
+void ip_shim_resolved() {
+  lookup(&next.execve, "execve");
+  lookup(&next.execvpe, "execvpe");
+  lookup(&next.posix_spawn, "posix_spawn");
+  lookup(&next.posix_spawnp, "posix_spawnp");
+  read_options();
 }
 
-__attribute__((visibility("default"))) void free(void *p) {
-  if (!p || LAB_UNLIKELY(in_boot(p))) return;
-  if (LAB_UNLIKELY(!ready())) return;  // cannot happen for a pointer we handed out
-  // The allocator beneath will read the object's header; start that load now
-  // so its cache miss overlaps the one on our shadow slot.
-  __builtin_prefetch(static_cast<char *>(p) - 16, 1);
-  on_free(p);
-  next.free(p);
-}
+// Every successful call is one allocation of its requested size (calloc:
+// n*m; pvalloc: rounded up to the page).
+void ip_hook_alloc(void *p, std::size_t n) { on_alloc(p, n); }
 
-__attribute__((visibility("default"))) void *calloc(std::size_t a, std::size_t b) {
-  if (LAB_UNLIKELY(!ready())) {
-    std::size_t n;
-    if (__builtin_mul_overflow(a, b, &n)) return nullptr;
-    return boot_alloc(n);
-  }
-  void *p = next.calloc(a, b);
-  std::size_t n;
-  if (p && !__builtin_mul_overflow(a, b, &n)) on_alloc(p, n);
-  return p;
-}
+void ip_hook_free(void *p) { on_free(p); }
 
-__attribute__((visibility("default"))) void *realloc(void *p, std::size_t n) {
-  if (!p) return malloc(n);
-  if (LAB_UNLIKELY(in_boot(p))) {  // from the bootstrap arena: move it out
-    void *q = malloc(n);
-    if (q) {
-      const std::size_t old = boot_size(p);
-      std::memcpy(q, p, old < n ? old : n);
-    }
-    return q;
-  }
-  if (LAB_UNLIKELY(!ready())) return nullptr;  // cannot happen for a pointer we handed out
+// realloc(p, n) is an allocation of n, and p stays one live object: its
+// record is taken out before the allocator can hand p's address to another
+// thread, and put back if the allocator fails. Token: p's size + 1, 0 when
+// p was not recorded.
+std::size_t ip_hook_realloc_begin(void *p) {
   std::size_t old = 0;
-  const bool known = record_remove(p, &old);
-  void *q = next.realloc(p, n);
+  return record_remove(p, &old) ? old + 1 : 0;
+}
+
+void ip_hook_realloc_end(void *p, void *q, std::size_t n, std::size_t token) {
+  const bool known = token != 0;
+  const auto old = static_cast<std::int64_t>(token - 1);
   if (q) {
-    if (known) add_live(-1, -static_cast<std::int64_t>(old));
+    if (known) add_live(-1, -old);
     on_alloc(q, n);
   } else if (n == 0) {  // the allocator freed p
-    if (known) add_live(-1, -static_cast<std::int64_t>(old));
+    if (known) add_live(-1, -old);
   } else if (known) {  // failure: p is still live, put its record back
     std::size_t ignored;
-    record_insert(p, old, &ignored);
+    record_insert(p, token - 1, &ignored);
   }
-  return q;
-}
-
-__attribute__((visibility("default"))) void *reallocarray(void *p, std::size_t a, std::size_t b) {
-  std::size_t n;
-  if (__builtin_mul_overflow(a, b, &n)) { errno = ENOMEM; return nullptr; }
-  return realloc(p, n);
-}
-
-__attribute__((visibility("default"))) int posix_memalign(void **out, std::size_t align, std::size_t n) {
-  if (LAB_UNLIKELY(!ready())) return ENOMEM;
-  const int r = next.posix_memalign(out, align, n);
-  if (r == 0) on_alloc(*out, n);
-  return r;
-}
-
-// memalign, aligned_alloc, valloc and pvalloc go to the allocator beneath's
-// own memalign/aligned_alloc when it has them, else to its posix_memalign, so
-// an allocator that lacks one never has glibc's version mixed in.
-static void *aligned_common(std::size_t align, std::size_t n, void *(*fn)(std::size_t, std::size_t)) {
-  if (LAB_UNLIKELY(!ready())) return nullptr;
-  void *p = nullptr;
-  if (fn) p = fn(align, n);
-  else {
-    const std::size_t a = align < sizeof(void *) ? sizeof(void *) : align;
-    const int r = next.posix_memalign(&p, a, n);
-    if (r != 0) { errno = r; p = nullptr; }
-  }
-  on_alloc(p, n);
-  return p;
-}
-
-__attribute__((visibility("default"))) void *memalign(std::size_t align, std::size_t n) {
-  return aligned_common(align, n, ready() ? next.memalign : nullptr);
-}
-
-__attribute__((visibility("default"))) void *aligned_alloc(std::size_t align, std::size_t n) {
-  return aligned_common(align, n, ready() ? next.aligned_alloc : nullptr);
-}
-
-__attribute__((visibility("default"))) void *valloc(std::size_t n) {
-  return aligned_common(os::page_size(), n, nullptr);
-}
-
-__attribute__((visibility("default"))) void *pvalloc(std::size_t n) {
-  const std::size_t ps = os::page_size();
-  const std::size_t rounded = n ? os::align_up(n, ps) : ps;
-  if (rounded == 0) { errno = ENOMEM; return nullptr; }
-  void *p = aligned_common(ps, rounded, nullptr);
-  return p;
-}
-
-__attribute__((visibility("default"))) std::size_t malloc_usable_size(void *p) {
-  if (!p) return 0;
-  if (in_boot(p)) return boot_size(p);
-  if (!ready() || !next.usable_size) return 0;
-  return next.usable_size(p);
 }
 
 // ---- exec and spawn: write the record before the image goes away, and make
