@@ -217,15 +217,7 @@ def available() -> list[Allocator]:
 
 
 def find_many(names: str | list[str]) -> list[Allocator]:
-    """find() for a comma-separated string or a list; "all" means available()."""
-    if isinstance(names, str):
-        names = [n for n in names.split(",") if n.strip()]
-    if names == ["all"]:
-        return available()
-    out = [find(n) for n in names]
-    seen = set()
-    for a in out:
-        if a.name in seen:
-            raise LabError(f"allocator {a.name!r} given twice")
-        seen.add(a.name)
-    return out
+    """find() for a comma-separated string or a list; "all" means available().
+    The same parser as the command line's --allocators (alloclab.args.parse_allocators)."""
+    from alloclab import args
+    return args.parse_allocators(names)

@@ -22,6 +22,7 @@ API::
     parse_duration(text) -> float | None        # 600 | 1.5s | 250ms | 2m | 1h; 0 or "none": no limit
     parse_count(text, minimum) -> int
     parse_list(text) -> list[str]               # comma-separated, blanks dropped
+    parse_input_dir(text) -> str                # an existing directory
     OutputDir, OutputFile                       # str subclasses marking output paths
     prepare_outputs(namespace)                  # create and probe every output path; LabError
     command(namespace) -> list[str]             # the CMD ARGS after --
@@ -195,6 +196,13 @@ def parse_output_file(text) -> OutputFile:
     if os.path.isdir(text):
         raise LabError(f"output file {text!r} is a directory")
     return OutputFile(text)
+
+
+def parse_input_dir(text) -> str:
+    """An existing directory to read from."""
+    if not os.path.isdir(text):
+        raise LabError(f"{text!r} is not a directory" if os.path.exists(text) else f"{text!r} does not exist")
+    return str(text)
 
 
 def ensure_output_dir(path: str) -> str:

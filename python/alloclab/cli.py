@@ -55,6 +55,8 @@ COMMANDS: tuple[Command, ...] = (
             "alloclab.cli:allocators_arguments", "alloclab.cli:cmd_allocators"),
     Command("compare", "time a program on each allocator x littering level (hyperfine-like runner)",
             "alloclab.cli:compare_arguments", "alloclab.cli:cmd_compare"),
+    Command("report", "re-render a comparison's plots and report.html from DIR/summary.json, and export it",
+            "alloclab.cli:report_arguments", "alloclab.cli:cmd_report"),
     Command("drag", "object drag: heap size vs. freeing at last use (needs valgrind)",
             "alloclab.drag:add_arguments", "alloclab.drag:main"),
     Command("frag", "fragmentation: max heap pages in use / max live data (needs valgrind)",
@@ -247,6 +249,30 @@ def cmd_compare(ns) -> int:
     if summary["meta"].get("interrupted"):
         return 130
     return compare.compare_exit_code(summary)
+
+
+# ------------------------------------------------------------------- report
+
+def report_arguments(sr) -> None:
+    sr.add_argument("dir", type=A._type(A.parse_input_dir), metavar="DIR",
+                    help="a comparison's output directory (holding summary.json)")
+    sr.add_argument("--export-json", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="also write the summary and every run as JSON here")
+    sr.add_argument("--export-markdown", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="also write the results table as Markdown here")
+
+
+def cmd_report(ns) -> int:
+    from alloclab import report, results
+    summary = results.read_summary(os.path.join(ns.dir, "summary.json"))
+    for k in ("format_version", "kind", "runs"):
+        summary.pop(k, None)
+    path = report.write_report(summary, ns.dir)
+    written = results.export(summary, ns.dir, json_path=ns.export_json, markdown_path=ns.export_markdown)
+    for w in results.warnings(summary):
+        print(f"alloclab: warning: {w}", file=sys.stderr)
+    print(f"report: {path}" + "".join(f"  {p}" for p in written))
+    return 0
 
 
 # ------------------------------------------------------------------- parser

@@ -55,23 +55,9 @@ METRICS = ("wall_s", "program_s", "program_inproc_s", "litter_s", "user_s", "sys
 
 
 def parse_advs(text) -> list[int]:
-    if isinstance(text, (list, tuple)):
-        vals = list(text)
-    else:
-        vals = []
-        for part in str(text).split(","):
-            part = part.strip().lower().removeprefix("adv_").removeprefix("adv")
-            if not part:
-                continue
-            try:
-                vals.append(int(part))
-            except ValueError:
-                raise LabError(f"littering level {part!r} is not one of {list(litter.PRESETS)}") from None
-    for v in vals:
-        litter.preset(v)
-    if not vals:
-        raise LabError("no littering levels given")
-    return list(dict.fromkeys(vals))
+    """Littering levels, parsed as the command line parses them (alloclab.args.parse_levels)."""
+    from alloclab import args
+    return args.parse_levels(text)
 
 
 def machine_info() -> dict:

@@ -71,7 +71,10 @@ def make_plots(summary: dict, outdir: str) -> list[str]:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except ImportError:
+    except ImportError as e:
+        import sys
+        print(f"alloclab: warning: no plots: matplotlib cannot be imported ({e}); it is a declared "
+              "dependency (pip install matplotlib)", file=sys.stderr)
         return []
     if not any(c.get("wall_s") for c in summary["cells"]):
         return []
