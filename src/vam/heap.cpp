@@ -7,6 +7,7 @@
 
 #include "layers/os.hpp"
 #include "vam/options.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -58,6 +59,10 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
   void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
   if (!mem) return nullptr;
   auto *s = static_cast<Segment *>(mem);
+  if (!segment_map_set(s, true)) {
+    os::unmap(mem, kSegmentBytes);
+    return nullptr;
+  }
   hugepages_new_segment(h, s);
   s->magic = kSegmentMagic;
   s->kind = kind ? SegKind::medium : SegKind::small;
@@ -313,6 +318,15 @@ void small_free_slow(Heap *h, Block *b) noexcept {
   if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
 }
 
+void small_free_invalid(Block *b, void *p) noexcept {
+  const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                            reinterpret_cast<std::uintptr_t>(b->start));
+  const BlockState st = b->state;
+  if (st == BlockState::fresh || (st != BlockState::empty && off % b->size != 0))
+    corruption("free(): invalid pointer (not the start of an object)", p);
+  corruption("free(): double free detected", p);
+}
+
 void large_free_local(Heap *h, void *p) noexcept {
   const int policy = static_cast<int>(options().discard);
   const std::size_t dirty = h->large.free(p, policy);
@@ -328,6 +342,8 @@ void drain_remote(Heap *h) noexcept {
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     FreeObj *next = f->next;
+    // Freed twice in a row by other threads: the second push linked it to itself.
+    if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);
     if (s->kind == SegKind::large) large_free_local(h, f);
     else small_free_local(h, s, f);

@@ -88,16 +88,26 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // sets the slot's bit in `pending` instead, and the block's next use takes
 // those slots in address order — on a fragmented heap, consecutive objects
 // then run forwards through the page rather than jumping about in it.
+//
+// Hardening, in every build, from the block record already in cache: the
+// block holds live objects (not empty or never used: a double free of its
+// last object, or a pointer into the segment header), p is the start of a
+// slot (not q+8), and p is not the object freed just before into this block
+// (the common `free(p); free(p);`). A slot already pending is a double free.
+[[noreturn]] void small_free_invalid(Block *b, void *p) noexcept;
+
 inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
-  VAM_CHECK(b->state == BlockState::front || b->state == BlockState::waiting ||
-            b->state == BlockState::full);  // double free?
-  VAM_CHECK((static_cast<char *>(p) - b->start) % b->size == 0 && b->used > 0);
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  if (VAM_UNLIKELY(static_cast<unsigned>(b->state) - 1u > 2u || b->used == 0 || i * b->size != off ||
+                   b->free == p))
+    small_free_invalid(b, p);
   const std::uint16_t used = b->used - 1;
   store_relaxed(b->used, used);
   if (b->state == BlockState::waiting) {
-    const std::uint32_t i = b->slot_of(p);
-    VAM_CHECK((b->pending[i / 64] >> (i % 64) & 1) == 0);  // double free
+    if (VAM_UNLIKELY(b->pending[i / 64] >> (i % 64) & 1)) small_free_invalid(b, p);
     b->pending[i / 64] |= std::uint64_t{1} << (i % 64);
     b->has_pending = 1;
     if (VAM_LIKELY(used != 0)) return;

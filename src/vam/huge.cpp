@@ -11,6 +11,7 @@
 #include "layers/spin_lock.hpp"
 #include "vam/check.hpp"
 #include "vam/options.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -96,6 +97,10 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
                                       : os::map_aligned(bytes, kSegmentBytes);
     if (!mem) return nullptr;
     s = static_cast<Segment *>(mem);
+    if (!segment_map_set(s, true)) {
+      os::unmap(mem, bytes);
+      return nullptr;
+    }
     s->zeroed = 1;
     s->magic = kSegmentMagic;
     s->kind = SegKind::huge;
@@ -126,6 +131,7 @@ void huge_free(Segment *s, void *p) noexcept {
     c.cached_pages.fetch_add(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
     return;
   }
+  segment_map_set(s, false);
   os::unmap(s, s->map_bytes);
 }
 
@@ -135,8 +141,16 @@ void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   const std::size_t bytes = os::align_up(offset + n, kPage);
   const std::size_t old_bytes = s->map_bytes;
   if (bytes != old_bytes) {
+    // The old range may be released inside the remap and mapped again by
+    // another thread at once: forget it first, record where it ends up.
+    segment_map_set(s, false);
     void *mem = os::remap(s, old_bytes, bytes, kSegmentBytes);
-    if (!mem) return nullptr;
+    if (!mem) {
+      segment_map_set(s, true);  // its leaf exists: cannot fail
+      return nullptr;
+    }
+    if (!segment_map_set(static_cast<Segment *>(mem), true))
+      corruption("no memory to record a moved huge object", p);
     s = static_cast<Segment *>(mem);
     s->map_bytes = bytes;
   }

@@ -5,6 +5,7 @@
 #include "vam/check.hpp"
 #include "vam/heap.hpp"
 #include "vam/options.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -71,6 +72,10 @@ bool LargeHeap::add_region() noexcept {
   void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
   if (!mem) return false;
   auto *seg = static_cast<Segment *>(mem);
+  if (!segment_map_set(seg, true)) {
+    os::unmap(mem, kSegmentBytes);
+    return false;
+  }
   hugepages_new_segment(owner_, seg);
   seg->magic = kSegmentMagic;
   seg->kind = SegKind::large;
@@ -227,9 +232,17 @@ std::size_t LargeHeap::discard_range(Segment *seg, char *from, char *to) noexcep
 // policy -1: internal (splitting), no discard, no live accounting.
 std::size_t LargeHeap::free(void *p, int policy) noexcept {
   Chunk *c = chunk_of_payload(p);
-  VAM_CHECK(c->head & kChunkInUse);  // double free?
   Segment *seg = segment_of(c);
   std::size_t s = chunk_size(c);
+  // Hardening (every build): the boundary tags say whether p is an object
+  // in use. A payload is 16-aligned; its chunk lies inside the region and
+  // the next chunk's tag repeats its size. Free chunks have no in-use bit:
+  // a second free of the same object stops here.
+  const auto off = static_cast<std::size_t>(reinterpret_cast<char *>(c) - reinterpret_cast<char *>(seg));
+  if (VAM_UNLIKELY((reinterpret_cast<std::uintptr_t>(p) & 15) != 0 || off < kRegionFirstChunk ||
+                   s < kMinChunk || s > kSegmentBytes - off || next_chunk(c)->prev_size != s))
+    corruption("free(): invalid pointer (not the start of a large object)", p);
+  if (VAM_UNLIKELY(!(c->head & kChunkInUse))) corruption("free(): double free detected (large object)", p);
   if (policy >= 0) {
     counters_->large_live_bytes.add(-static_cast<std::int64_t>(s - kChunkHeader));
     counters_->large_live_objects.add(-1);
@@ -271,6 +284,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     counters_->pages_in_use.add(-static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
     counters_->segments.add(-1);
     hugepages_unmapping(*counters_, seg);
+    segment_map_set(seg, false);
     os::unmap(seg, kSegmentBytes);
     return 0;
   }

@@ -18,6 +18,7 @@
 #include "vam/heap.hpp"
 #include "vam/huge.hpp"
 #include "vam/options.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -246,7 +247,10 @@ void *malloc_impl(std::size_t n) noexcept {
 void free_impl(void *p) noexcept {
   if (VAM_UNLIKELY(p == nullptr)) return;
   Segment *s = object_segment(p);
-  VAM_CHECK(s->magic == kSegmentMagic);  // a pointer libvam never handed out
+  // A pointer libvam never handed out (stack, static, another mapping) has
+  // no segment of ours around it: abort before its "header" is read.
+  if (VAM_UNLIKELY(!segment_known(s))) corruption("free(): invalid pointer (not from vam)", p);
+  VAM_CHECK(s->magic == kSegmentMagic);
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
     if (VAM_LIKELY(s->owner == h)) small_free_local(h, s, p);
@@ -283,6 +287,7 @@ std::size_t usable_size_impl(const void *p) noexcept {
 
 void *realloc_impl(void *p, std::size_t n) noexcept {
   if (!p) return malloc_impl(n);
+  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam)", p);
   if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
     free_impl(p);
     return nullptr;
