@@ -6,6 +6,7 @@
 # links from C and C++, the vam wrapper and the man pages.
 set -euo pipefail
 build=$1 consumer=$2 work=$3
+src=$(cd "$consumer/../../.." && pwd)
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
@@ -91,8 +92,17 @@ if command -v man >/dev/null; then
     [ -z "$warn" ] || fail "man $page: $warn"
   done
   text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$prefix/share/man/man3/vam.3" 2>/dev/null)
-  for opt in $(sed -n 's/^  X("\(VAM_[A-Z_]*\)".*/\1/p' "$consumer/../../../src/vam/options.hpp"); do
+  for opt in $(sed -n 's/^  X("\(VAM_[A-Z_]*\)".*/\1/p' "$src/src/vam/options.hpp"); do
     grep -q "$opt" <<<"$text" || fail "vam(3) does not document $opt"
+  done
+  # alloclab(1) describes every command the installed alloclab has (its
+  # registry, read from --help; the checkout's .venv supplies the Python).
+  page=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$prefix/share/man/man1/alloclab.1" 2>/dev/null)
+  commands=$(PATH="$src/.venv/bin:$PATH" "$prefix/bin/alloclab" --help \
+             | sed -n '/^positional arguments:/,/^options:/p' | sed -n 's/^    \([a-z][a-z-]*\).*/\1/p')
+  [ -n "$commands" ] || fail "installed alloclab --help lists no commands"
+  for c in $commands; do
+    grep -Eq "^       $c( |\$)" <<<"$page" || fail "alloclab(1) does not describe the command '$c'"
   done
 fi
 echo "install ok"
