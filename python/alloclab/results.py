@@ -22,7 +22,8 @@ API::
     read_versioned_json(path, version, what) -> dict   # drag/frag/pages JSON; LabError on another version
     warnings(summary) -> list[str]           # short runs, spread larger than the difference
     export(summary, outdir, json_path=None, markdown_path=None, csv_path=None) -> list[str]
-    markdown_table(summary) -> str
+    markdown_table(summary, rows=None) -> str   # ratios with the min-max of the paired ratios
+    ratio_spreads(summary, rows, metric="program_s") -> {cell: stats.Spread}
 """
 
 from __future__ import annotations
@@ -199,33 +200,59 @@ def _fmt(x, spec="{:.4f}"):
     return "-" if x is None else spec.format(x)
 
 
-def markdown_table(summary: dict) -> str:
+def ratio_spreads(summary: dict, rows: list[dict], metric: str = "program_s") -> dict:
+    """"allocator/Adv_N" -> stats.Spread of the paired ratios cell / baseline of `metric`,
+    a run of the cell paired with the baseline's run of the same repeat (same round)."""
+    from alloclab import stats
+    base = summary["meta"].get("baseline")
+    by_cell: dict[str, dict[int, float]] = {}
+    for r in rows:
+        if r.get("status") != "ok" or r.get(metric) in (None, ""):
+            continue
+        by_cell.setdefault(f"{r['allocator']}/Adv_{r['adv']}", {})[int(r["repeat"])] = float(r[metric])
+    out = {}
+    den = by_cell.get(base, {})
+    for key, num in by_cell.items():
+        reps = sorted(set(num) & set(den))
+        sp = stats.ratio_spread([num[k] for k in reps], [den[k] for k in reps])
+        if sp:
+            out[key] = sp
+    return out
+
+
+def markdown_table(summary: dict, rows: list[dict] | None = None) -> str:
+    """The results as a Markdown table; with the runs, the ratio carries the min-max of the
+    paired ratios (each run over the baseline's run of the same round)."""
     meta = summary["meta"]
+    spreads = ratio_spreads(summary, rows) if rows else {}
     head = ["allocator", "level", "ok/runs", "program s median", "min", "max", "x baseline", "wall s median",
             "peak RSS MiB"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
     for c in summary["cells"]:
         p, w, rss = c.get("program_s"), c.get("wall_s"), c.get("max_rss_kb")
-        ratio = c.get("program_s_ratio")
+        ratio = _fmt(c.get("program_s_ratio"), "{:.3f}")
+        sp = spreads.get(f"{c['allocator']}/Adv_{c['adv']}")
+        if sp and ratio != "-" and sp.n > 1:
+            ratio += f" ({sp.low:.3f}–{sp.high:.3f})"
         lines.append("| " + " | ".join([
             c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}",
             _fmt(p and p["median"]), _fmt(p and p["min"]), _fmt(p and p["max"]),
-            _fmt(ratio, "{:.3f}"), _fmt(w and w["median"]),
+            ratio, _fmt(w and w["median"]),
             _fmt(rss and rss["median"] / 1024.0, "{:.1f}")]) + " |")
     cmd = " ".join(meta.get("command", []))
     lines += ["", f"Baseline {meta.get('baseline')}; medians over the ok runs, min and max of the same runs; "
-                  f"command `{cmd}`."]
+                  "x baseline: ratio of the medians"
+                  + (", in brackets the min-max of the ratios of runs of the same round" if spreads else "")
+                  + f"; command `{cmd}`."]
     return "\n".join(lines) + "\n"
 
 
 def export(summary: dict, outdir: str, json_path=None, markdown_path=None, csv_path=None) -> list[str]:
     """Write the requested export files; returns their paths."""
     written = []
+    src = os.path.join(outdir, "results.csv")
+    runs = read_csv(src) if (json_path or markdown_path) and os.path.exists(src) else []
     if json_path:
-        runs = []
-        src = os.path.join(outdir, "results.csv")
-        if os.path.exists(src):
-            runs = read_csv(src)
         data = {"format_version": FORMAT_VERSION, "kind": KIND_EXPORT, **summary, "runs": runs}
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2, default=str)
@@ -233,7 +260,7 @@ def export(summary: dict, outdir: str, json_path=None, markdown_path=None, csv_p
         written.append(str(json_path))
     if markdown_path:
         with open(markdown_path, "w", encoding="utf-8") as f:
-            f.write(markdown_table(summary))
+            f.write(markdown_table(summary, runs))
         written.append(str(markdown_path))
     if csv_path:
         src = os.path.join(outdir, "results.csv")

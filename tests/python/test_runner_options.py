@@ -190,3 +190,14 @@ def test_the_launcher_and_python_m_agree(tmp_path):
     b = subprocess.run([sys.executable, "-m", "alloclab", "--help"],
                        capture_output=True, text=True, cwd=os.path.join(ROOT, "python")).stdout
     assert a == b and "compare" in a
+
+
+def test_markdown_ratios_carry_the_spread_of_paired_runs():
+    summary = {"meta": {"baseline": "glibc/Adv_0", "command": ["x"]},
+               "cells": [dict(_cell("glibc", 0, 1.0, 0.9, 1.1, n=3), program_s_ratio=1.0),
+                         dict(_cell("vam", 0, 2.0, 1.9, 2.2, n=3), program_s_ratio=2.0)]}
+    rows = [{"allocator": a, "adv": "0", "repeat": str(k), "status": "ok", "program_s": str(v)}
+            for a, vals in (("glibc", (1.0, 0.9, 1.1)), ("vam", (2.0, 2.2, 1.9))) for k, v in enumerate(vals, 1)]
+    sp = results.ratio_spreads(summary, rows)["vam/Adv_0"]
+    assert (sp.low, sp.high, sp.n) == pytest.approx((1.9 / 1.1, 2.2 / 0.9, 3))
+    assert f"| 2.000 ({1.9 / 1.1:.3f}–{2.2 / 0.9:.3f}) |" in results.markdown_table(summary, rows)
