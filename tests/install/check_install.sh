@@ -80,6 +80,9 @@ set +e
 "$prefix/bin/vam" >/dev/null 2>&1; rc=$?
 set -e
 [ "$rc" = 2 ] || fail "vam without a program: status $rc, want 2"
+# the build tree's copy finds the build tree's libvam
+"$build/vam" cat /proc/self/maps | grep -q "$(readlink -f "$build")/src/vam/libvam.so" \
+  || fail "the build tree's vam wrapper does not preload the build tree's libvam"
 # a relocated install finds its own libvam
 mv "$prefix" "$work/moved"
 "$work/moved/bin/vam" cat /proc/self/maps | grep -q "$work/moved/lib/" || fail "relocated vam wrapper"
