@@ -37,7 +37,8 @@ import tempfile
 
 from alloclab import LabError
 
-DEFAULT_TIMEOUT = 600.0
+DEFAULT_TIMEOUT = 600.0        # a run of profile, litter, compare
+DEFAULT_TOOL_TIMEOUT = 3600.0  # a run under the Valgrind tool (drag, frag, pages), some 50x slower
 
 
 def _type(fn):

@@ -33,7 +33,7 @@ FORMAT_VERSION = 1  # of drag.json (docs/formats.md)
 def add_arguments(sp) -> None:
     A.add_output_dir(sp, "out/drag")
     A.add_allocator(sp)
-    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
+    A.add_timeout(sp, A.DEFAULT_TOOL_TIMEOUT)
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG")
     A.add_command(sp)
 

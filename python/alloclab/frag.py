@@ -37,7 +37,7 @@ def add_arguments(sp) -> None:
     A.add_levels(sp, default="0")
     sp.add_argument("--profile", default=None, help="profile JSON for littering (default: profile first)")
     A.add_seed(sp)
-    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
+    A.add_timeout(sp, A.DEFAULT_TOOL_TIMEOUT)
     sp.add_argument("--no-plot", action="store_true", help="skip the PNG")
     A.add_output_dir(sp, "out/frag")
     A.add_command(sp)

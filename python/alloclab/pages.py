@@ -44,7 +44,7 @@ def add_arguments(sp) -> None:
     sp.add_argument("--fractions", default=",".join(map(str, DEFAULT_FRACTIONS)),
                     help="memory sizes as fractions of each allocator's largest stack distance "
                          "(default %(default)s)")
-    A.add_timeout(sp, A.DEFAULT_TIMEOUT)
+    A.add_timeout(sp, A.DEFAULT_TOOL_TIMEOUT)
     sp.add_argument("--keep-traces", action="store_true", help="keep DIR/<allocator>.trace")
     sp.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     A.add_output_dir(sp, "out/pages")
