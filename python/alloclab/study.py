@@ -53,11 +53,14 @@ MODES = {
     # scale passed to --scale, littering levels, repeats, warm-up, real programs' size,
     # how many allocators, whether the clean-only variants (emulator, talloc, apr, pmr) run
     "quick": {"scale": "0.1", "advs": [0, 3], "repeat": 2, "warmup": False, "real": 0.15,
-              "max_allocators": 4, "like_variants": False, "memory_scale": "0.02"},
+              "max_allocators": 4, "like_variants": False, "memory_scale": "0.02",
+              "frag_scale": "0.05"},
     "default": {"scale": "0.5", "advs": [0, 3], "repeat": 3, "warmup": False, "real": 1.0,
-                "max_allocators": 5, "like_variants": True, "memory_scale": "0.05"},
+                "max_allocators": 5, "like_variants": True, "memory_scale": "0.05",
+                "frag_scale": "0.3"},
     "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
-             "max_allocators": 5, "like_variants": True, "memory_scale": "0.1"},
+             "max_allocators": 5, "like_variants": True, "memory_scale": "0.1",
+             "frag_scale": "0.3"},
 }
 PREFERRED = ["glibc", "jemalloc", "mimalloc", "vam", "tcmalloc"]
 
@@ -86,6 +89,7 @@ class Plan:
     programs: list
     notes: list
     seed: int = 42
+    frag_scale: str = "0.3"    # fragmentation needs a heap of realistic size: pages round up small ones
 
     def groups(self) -> dict:
         """workload -> its programs, naive variant first."""
@@ -265,7 +269,7 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> P
     if not programs:
         raise LabError("nothing to run: build the workloads first (make)")
     return Plan(mode, allocs, list(m["advs"]), m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
-                programs, notes)
+                programs, notes, frag_scale=m["frag_scale"])
 
 
 # ---------------------------------------------------------------- running
@@ -490,21 +494,21 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
     from alloclab import frag
     out["frag"] = []
     frag_advs = sorted({0, max(p.advs)})
-    for name in ("gp_mix",) if p.mode == "quick" else ("gp_mix", "boxed_sim"):
+    for name in ("gp_mix",):
         binary = workloads.binary(name)
         if not binary:
             continue
         if progress:
             print(f"== study frag {name}/malloc", file=progress, flush=True)
         try:
-            res = frag.run_frag([binary, "--alloc", "malloc", "--scale", scale],
+            res = frag.run_frag([binary, "--alloc", "malloc", "--scale", p.frag_scale],
                                 os.path.join(mdir, f"frag-{name}"), p.allocators, frag_advs, timeout=600)
         except LabError as e:
             p.notes.append(f"frag of {name}: {e}")
             continue
         for a, row in res["allocators"].items():
             for label, v in row.items():
-                out["frag"].append({"program": f"{name}/malloc", "allocator": a, "adv": label,
+                out["frag"].append({"program": f"{name}/malloc", "allocator": a, "adv": label, "scale": p.frag_scale,
                                     "max_pages_in_use": v["max_pages_in_use"],
                                     "max_live_pages": v["max_live_pages"], "fragmentation": v["fragmentation"]})
     binary = workloads.binary("gp_mix")
@@ -665,7 +669,9 @@ def verdict_lines(vs: list) -> list[str]:
     out = []
     for v in vs:
         if v["n"]:
-            m = f"measured {v['measured']:.3g} [{v['low']:.3g}, {v['high']:.3g}], n={v['n']}"
+            u = v.get("unit", "%")
+            m = (f"measured {verdicts.show(v['measured'], u)} [{verdicts.show(v['low'], u)}, "
+                 f"{verdicts.show(v['high'], u)}], n={v['n']}")
         else:
             m = "not measured"
         out.append(f"  {v['verdict']:<12} {v['id']:<22} paper {v['paper_value']}; {m}")

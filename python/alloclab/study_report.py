@@ -20,6 +20,8 @@ import io
 import json
 import os
 
+from alloclab.verdicts import show
+
 VERDICT_COLOURS = {"confirmed": "#d8f0d8", "stronger": "#dde8f8", "weaker": "#fbefd0",
                    "refuted": "#f8d6d6", "inconclusive": "#eeeeee"}
 
@@ -104,8 +106,9 @@ def _verdict_table(vs) -> str:
     for v in vs:
         colour = VERDICT_COLOURS.get(v["verdict"], "#fff")
         if v["n"]:
-            meas = f"{v['measured']:.3g}"
-            spread = f"{v['low']:.3g} – {v['high']:.3g}"
+            unit = v.get("unit", "%")
+            meas = show(v["measured"], unit)
+            spread = f"{show(v['low'], unit)} – {show(v['high'], unit)}"
         else:
             meas, spread = "–", "–"
         notes = " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)
