@@ -55,7 +55,7 @@ COMMANDS: tuple[Command, ...] = (
             "alloclab.cli:allocators_arguments", "alloclab.cli:cmd_allocators"),
     Command("compare", "time a program on each allocator x littering level (hyperfine-like runner)",
             "alloclab.cli:compare_arguments", "alloclab.cli:cmd_compare"),
-    Command("report", "re-render a comparison's plots and report.html from DIR/summary.json, and export it",
+    Command("report", "re-render a comparison's or a study's report.html from its saved files (and export it)",
             "alloclab.cli:report_arguments", "alloclab.cli:cmd_report"),
     Command("drag", "object drag: heap size vs. freeing at last use (needs valgrind)",
             "alloclab.drag:add_arguments", "alloclab.drag:main"),
@@ -264,6 +264,10 @@ def report_arguments(sr) -> None:
 
 def cmd_report(ns) -> int:
     from alloclab import report, results
+    if os.path.exists(os.path.join(ns.dir, "findings.json")):  # a study directory
+        from alloclab import study
+        print(f"report: {study.rerender(ns.dir)}")
+        return 0
     summary = results.read_summary(os.path.join(ns.dir, "summary.json"))
     for k in ("format_version", "kind", "runs"):
         summary.pop(k, None)
