@@ -2,12 +2,15 @@
 //
 // Models the region-allocating compilers of the reaps paper (lcc, 176.gcc;
 // Tables 1-3) and of the 2026 "littering" study (176.gcc, Clang). For every
-// function of a generated source file it lexes, parses into an AST, resolves
-// names through nested block scopes, folds constants, lowers to three-address
-// code and emits it as text; the checksum covers the emitted text.
+// function of a generated source file it lexes (into a reused token array,
+// identifiers interned once per function, as lcc's lexer and string table
+// do), parses into an AST, resolves names through nested block scopes, folds
+// constants, lowers to three-address code, removes common subexpressions,
+// allocates registers and emits the code as text; the checksum covers the
+// emitted text.
 //
 // Two lifetimes, as in gcc's obstacks and lcc's arenas:
-//   function  tokens, AST, IR: all die together when the function is emitted;
+//   function  names, AST, IR: all die together when the function is emitted;
 //   scope     symbol tables of a block: die at the closing brace — the
 //             obstack's "free everything allocated after p".
 //
@@ -25,8 +28,8 @@
 //
 // Built as `compiler_partial` (WL_PARTIAL=1) it stands for Clang, which puts
 // only some of its objects in regions (2026 paper, RQ3): there only the AST
-// goes through the variant's regions; tokens, identifier names, symbols and
-// the lowered code are malloc'd one by one and freed by their owner when their
+// goes through the variant's regions; identifier names, symbols and the
+// lowered code are malloc'd one by one and freed by their owner when their
 // lifetime ends (at the end of the function, or of the scope), in every
 // variant. Its `malloc` variant is the same program as the compiler's.
 #include "region.hpp"
@@ -319,24 +322,78 @@ struct Token {
   Tok kind;
   char punct;
   std::int64_t value;
-  const char *text;  // identifiers, copied into the function region
+  const char *text;  // identifiers: the function's one copy of the name
   std::uint32_t len;
   Token *next;
 };
 
-Token *lex(Memory &m, const std::string &src, std::uint64_t &count) {
-  Token head{};
-  Token *tail = &head;
+// Identifier names, interned as lcc's string table does: the first
+// occurrence of a name in a function is copied into the function's region,
+// later ones share that copy. Open addressing; the table is reused.
+class Names {
+ public:
+  void begin_function() {
+    ++generation_;
+    used_ = 0;
+  }
+  const char *intern(Memory &m, std::string_view word) {
+    if (2 * (used_ + 1) > slots_.size()) grow();
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (char c : word) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot &s = slots_[i];
+      if (s.generation != generation_) {
+        char *copy = m.function_chars(word.size() + 1);
+        std::memcpy(copy, word.data(), word.size());
+        copy[word.size()] = '\0';
+        s = Slot{h, copy, static_cast<std::uint32_t>(word.size()), generation_};
+        ++used_;
+        return copy;
+      }
+      if (s.hash == h && s.len == word.size() && std::memcmp(s.text, word.data(), word.size()) == 0) return s.text;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t hash = 0;
+    const char *text = nullptr;
+    std::uint32_t len = 0;
+    std::uint64_t generation = 0;
+  };
+  void grow() {  // rehash this function's names into a table twice the size
+    std::vector<Slot> old(slots_.empty() ? 64 : 2 * slots_.size());
+    old.swap(slots_);
+    const std::size_t mask = slots_.size() - 1;
+    for (const Slot &s : old) {
+      if (s.generation != generation_) continue;
+      std::size_t i = s.hash & mask;
+      while (slots_[i].generation == generation_) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::size_t used_ = 0;
+  std::uint64_t generation_ = 1;
+};
+
+// Tokens go into one array reused from function to function (lcc's lexer
+// hands the parser one token at a time and allocates none); the array's
+// entries are chained so the parser can walk them.
+Token *lex(Memory &m, Names &names, std::vector<Token> &toks, const std::string &src, std::uint64_t &count) {
+  toks.clear();
+  names.begin_function();
   const char *p = src.c_str();
   for (;;) {
     while (*p == ' ' || *p == '\n' || *p == '\t') ++p;
-    Token *t = m.function_new<Token>();
+    toks.emplace_back();
+    Token *t = &toks.back();
     ++count;
-    tail->next = t;
-    tail = t;
     if (!*p) {
       t->kind = Tok::End;
-      return head.next;
+      for (std::size_t i = 0; i + 1 < toks.size(); ++i) toks[i].next = &toks[i + 1];
+      return toks.data();
     }
     if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
       const char *s = p;
@@ -348,10 +405,7 @@ Token *lex(Memory &m, const std::string &src, std::uint64_t &count) {
       else if (word == "return") t->kind = Tok::Return;
       else {
         t->kind = Tok::Ident;
-        char *copy = m.function_chars(word.size() + 1);
-        std::memcpy(copy, s, word.size());
-        copy[word.size()] = '\0';
-        t->text = copy;
+        t->text = names.intern(m, word);
         t->len = static_cast<std::uint32_t>(word.size());
       }
     } else if (*p >= '0' && *p <= '9') {
@@ -639,6 +693,7 @@ struct Operand {
 };
 struct Insn {
   char op;  // + - * / % n(eg) =(move) <(branch if not less) L(abel) r(eturn)
+            // c: removed by common-subexpression elimination
   int dst;
   Operand a, b;
   Insn *next;
@@ -652,6 +707,7 @@ class Lowering {
     insns += count_;
     return head_.next;
   }
+  int temps() const { return temps_; }
 
  private:
   Insn *emit(char op) {
@@ -717,38 +773,187 @@ class Lowering {
   std::uint64_t count_ = 0;
 };
 
-void put_operand(std::string &out, const Operand &o) {
-  if (o.is_const) out += std::to_string(o.v);
-  else {
-    out += o.is_slot ? 'v' : 't';
-    out += std::to_string(o.v);
+// ---------------------------------------------------------------------------
+// Local common-subexpression elimination (value numbering in each basic
+// block): an operation whose operator and operands were already computed in
+// the block is removed, and its uses read the earlier temporary. A variable's
+// assignment gives it a new version, so expressions over its old value no
+// longer match. Open-addressing table, reused across functions.
+class Cse {
+ public:
+  void run(Insn *code, int temps, int slots) {
+    canon_.resize(static_cast<std::size_t>(temps));
+    for (int t = 0; t < temps; ++t) canon_[static_cast<std::size_t>(t)] = t;
+    version_.assign(static_cast<std::size_t>(slots), 0);
+    std::size_t want = 64;
+    while (want < 2 * static_cast<std::size_t>(temps)) want *= 2;
+    if (table_.size() < want) table_.assign(want, Entry{});
+    ++block_;
+    for (Insn *i = code; i; i = i->next) {
+      rename(i->a);
+      rename(i->b);
+      switch (i->op) {
+        case 'L':
+        case '<': ++block_; break;  // a new basic block starts after either
+        case '=': ++version_[static_cast<std::size_t>(i->dst)]; break;
+        case 'r': break;
+        default: value(i); break;
+      }
+    }
   }
+  std::uint64_t removed() const { return removed_; }
+
+ private:
+  struct Entry {
+    std::uint64_t key = 0, block = 0;
+    int temp = 0;
+  };
+  void rename(Operand &o) {
+    if (!o.is_const && !o.is_slot) o.v = canon_[static_cast<std::size_t>(o.v)];
+  }
+  std::uint64_t word(const Operand &o) const {
+    if (o.is_const) return wl::mix(static_cast<std::uint64_t>(o.v) * 3 + 1);
+    if (o.is_slot)
+      return wl::mix((static_cast<std::uint64_t>(o.v) << 32 | static_cast<std::uint32_t>(version_[static_cast<std::size_t>(o.v)])) * 3 + 2);
+    return wl::mix(static_cast<std::uint64_t>(o.v) * 3);
+  }
+  void value(Insn *i) {
+    std::uint64_t a = word(i->a), b = i->op == 'n' ? 0 : word(i->b);
+    if ((i->op == '+' || i->op == '*') && a > b) std::swap(a, b);  // commutative
+    const std::uint64_t key = (wl::mix(a * 31 + b) ^ static_cast<std::uint64_t>(i->op)) | 1;
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t h = key & mask;; h = (h + 1) & mask) {
+      Entry &e = table_[h];
+      if (e.block != block_) {  // empty in this block: a new value
+        e = Entry{key, block_, i->dst};
+        return;
+      }
+      if (e.key == key) {  // computed before in this block
+        canon_[static_cast<std::size_t>(i->dst)] = e.temp;
+        i->op = 'c';
+        ++removed_;
+        return;
+      }
+    }
+  }
+
+  std::vector<Entry> table_;
+  std::vector<int> canon_, version_;
+  std::uint64_t block_ = 0, removed_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Register allocation, the back end's main job (lcc's gen pass in miniature):
+// a linear scan over the code gives every temporary one of kRegs registers
+// from its definition to its last use, and a stack slot when none is free.
+// Its tables are reused from function to function (no allocation per insn).
+class RegAlloc {
+ public:
+  static constexpr int kRegs = 6;
+
+  void run(const Insn *code, int temps) {
+    last_use_.assign(static_cast<std::size_t>(temps), -1);
+    where_.assign(static_cast<std::size_t>(temps), 0);
+    int k = 0;
+    for (const Insn *i = code; i; i = i->next, ++k) {
+      if (i->op == 'c') continue;
+      note_use(i->a, k);
+      if (has_b(i)) note_use(i->b, k);
+    }
+    unsigned free_regs = (1u << kRegs) - 1;
+    int next_slot = 0;
+    k = 0;
+    for (const Insn *i = code; i; i = i->next, ++k) {
+      if (i->op == 'c') continue;
+      free_regs |= release(i->a, k);
+      if (has_b(i)) free_regs |= release(i->b, k);
+      if (!defines_temp(i)) continue;
+      int &w = where_[static_cast<std::size_t>(i->dst)];
+      if (free_regs) {
+        const int r = __builtin_ctz(free_regs);
+        free_regs &= ~(1u << r);
+        w = r + 1;
+        if (last_use_[static_cast<std::size_t>(i->dst)] < 0) free_regs |= 1u << r;  // dead on arrival
+      } else {
+        w = -(++next_slot);
+        ++spills_;
+      }
+    }
+    if (next_slot > max_slots_) max_slots_ = next_slot;
+  }
+
+  // "r<n>" for a register, "[sp+<8n>]" for a spilled temporary.
+  void put_temp(std::string &out, int t) const {
+    const int w = where_[static_cast<std::size_t>(t)];
+    if (w > 0) {
+      out += 'r';
+      out += static_cast<char>('0' + w - 1);
+    } else {
+      append(out, "[sp+", 8LL * (-w - 1), "]");
+    }
+  }
+  std::uint64_t spills() const { return spills_; }
+
+ private:
+  static bool has_b(const Insn *i) {
+    return i->op != 'L' && i->op != 'r' && i->op != '=' && i->op != 'n' && i->op != 'c';
+  }
+  static bool defines_temp(const Insn *i) {
+    return i->op != 'L' && i->op != 'r' && i->op != '=' && i->op != '<' && i->op != 'c';
+  }
+  static bool is_temp(const Operand &o) { return !o.is_const && !o.is_slot; }
+  void note_use(const Operand &o, int k) {
+    if (is_temp(o)) last_use_[static_cast<std::size_t>(o.v)] = k;
+  }
+  unsigned release(const Operand &o, int k) const {  // the register a last use frees
+    if (!is_temp(o) || last_use_[static_cast<std::size_t>(o.v)] != k) return 0;
+    const int w = where_[static_cast<std::size_t>(o.v)];
+    return w > 0 ? 1u << (w - 1) : 0;
+  }
+
+  std::vector<int> last_use_, where_;
+  std::uint64_t spills_ = 0;
+  int max_slots_ = 0;
+};
+
+void put_operand(std::string &out, const Operand &o, const RegAlloc &ra) {
+  if (o.is_const) out += std::to_string(o.v);
+  else if (o.is_slot) append(out, "v", o.v, "");
+  else ra.put_temp(out, static_cast<int>(o.v));
 }
 
-void emit_text(std::string &out, const char *name, const Insn *i) {
+void emit_text(std::string &out, const char *name, const Insn *i, const RegAlloc &ra) {
   out.clear();
   out += name;
   out += ":\n";
   for (; i; i = i->next) {
     switch (i->op) {
       case 'L': append(out, "L", i->dst, ":\n"); continue;
-      case 'r': out += "  ret "; put_operand(out, i->a); break;
+      case 'c': continue;
+      case 'r': out += "  ret "; put_operand(out, i->a, ra); break;
       case '<':
         out += "  jge ";
-        put_operand(out, i->a);
+        put_operand(out, i->a, ra);
         out += ", ";
-        put_operand(out, i->b);
+        put_operand(out, i->b, ra);
         append(out, ", L", i->dst, "");
         break;
-      case '=': append(out, "  v", i->dst, " = "); put_operand(out, i->a); break;
-      case 'n': append(out, "  t", i->dst, " = neg "); put_operand(out, i->a); break;
+      case '=': append(out, "  v", i->dst, " = "); put_operand(out, i->a, ra); break;
+      case 'n':
+        out += "  ";
+        ra.put_temp(out, i->dst);
+        out += " = neg ";
+        put_operand(out, i->a, ra);
+        break;
       default:
-        append(out, "  t", i->dst, " = ");
-        put_operand(out, i->a);
+        out += "  ";
+        ra.put_temp(out, i->dst);
+        out += " = ";
+        put_operand(out, i->a, ra);
         out += ' ';
         out += i->op;
         out += ' ';
-        put_operand(out, i->b);
+        put_operand(out, i->b, ra);
     }
     out += '\n';
   }
@@ -762,34 +967,39 @@ int main(int argc, char **argv) {
       kPartial ? "compiler front end with regions for the AST only, the rest malloc/free (Clang)"
                : "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)",
       wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
-  const long functions = wl::scaled(opt, 4000, 5);
+  const long functions = wl::scaled(opt, 6000, 5);
 
   Memory mem(opt.alloc);
   Generator gen(176);
   wl::Checksum sum;
   std::string source, text;
+  Names names;
+  std::vector<Token> token_array;
+  Cse cse;
+  RegAlloc regs;
   std::uint64_t tokens = 0, nodes = 0, folded = 0, insns = 0, emitted = 0;
   for (long f = 0; f < functions; ++f) {
     gen.function(source, static_cast<int>(f));
     mem.begin_function();
-    Token *toks = lex(mem, source, tokens);
-    Parser parser(mem, toks);
+    Parser parser(mem, lex(mem, names, token_array, source, tokens));
     Stmt *body = parser.function(nodes);
     Resolver resolver(mem);
     resolver.function(body);
     fold_block(mem, body, folded);
     Lowering lower(mem);
-    const Insn *code = lower.function(body, insns);
+    Insn *code = lower.function(body, insns);
+    cse.run(code, lower.temps(), resolver.slots());
+    regs.run(code, lower.temps());
     std::string name;
     append(name, "f", f, "");
-    emit_text(text, name.c_str(), code);
+    emit_text(text, name.c_str(), code, regs);
     mem.end_function();
     sum.add_bytes(text.data(), text.size());
     emitted += text.size();
   }
   std::printf("functions %ld\ntokens %" PRIu64 "\nast_nodes %" PRIu64 "\nfolded %" PRIu64
-              "\ninsns %" PRIu64 "\nemitted_bytes %" PRIu64 "\n",
-              functions, tokens, nodes, folded, insns, emitted);
+              "\ninsns %" PRIu64 "\ncse_removed %" PRIu64 "\nspills %" PRIu64 "\nemitted_bytes %" PRIu64 "\n",
+              functions, tokens, nodes, folded, insns, cse.removed(), regs.spills(), emitted);
   std::fprintf(stderr, "region_objects %" PRIu64 " (%s)\n", mem.objects(), wl::alloc_name(opt.alloc));
   if (kPartial) std::fprintf(stderr, "malloc_objects %" PRIu64 "\n", mem.heap_objects());
   wl::print_checksum(sum.value());
