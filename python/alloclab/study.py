@@ -40,10 +40,12 @@ import subprocess
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, compare, stats, verdicts, workloads
+from alloclab import LabError, allocators as alloc_mod, compare, results, stats, verdicts, workloads
 from alloclab import profile as profile_mod
 
-FORMAT_VERSION = 2
+# Of findings.json and verdicts.json (docs/formats.md). results.csv is the
+# comparison's row format (alloclab.results) with the program's columns in front.
+FORMAT_VERSION = 1
 
 # Variants that take the whole matrix (every allocator, every littering
 # level); the others answer clean-heap questions on glibc only.
@@ -274,7 +276,8 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> P
 
 # ---------------------------------------------------------------- running
 
-RESULT_COLUMNS = ["format_version", "program", "workload", "variant", "kind", "origin"] + compare.CSV_COLUMNS
+RESULT_COLUMNS = (["format_version", "program", "workload", "variant", "kind", "origin"]
+                  + [c for c in results.columns() if c != "format_version"])
 
 
 def _slug(name: str) -> str:
@@ -333,12 +336,11 @@ def run_programs(p: Plan, outdir: str, progress, timeout: float = 300) -> list[d
                 except LabError as e:
                     p.notes.append(f"{prog.name}: {e}")
                     continue
-                with open(os.path.join(pdir, "results.csv")) as rf:
-                    for r in csv.DictReader(rf):
-                        r.update(format_version=FORMAT_VERSION, program=prog.name, workload=prog.workload,
-                                 variant=prog.variant, kind=prog.kind, origin=prog.origin)
-                        rows.append(r)
-                        w.writerow(r)
+                for r in results.read_csv(os.path.join(pdir, "results.csv")):
+                    r.update(program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
+                             origin=prog.origin)
+                    rows.append(r)
+                    w.writerow(r)
                 f.flush()
                 if summary["meta"].get("interrupted"):
                     p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
@@ -353,17 +355,7 @@ def run_programs(p: Plan, outdir: str, progress, timeout: float = 300) -> list[d
 
 
 def read_results(outdir: str) -> list[dict]:
-    path = os.path.join(outdir, "results.csv")
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        raise LabError(f"cannot read {path}: {e.strerror}") from None
-    for r in rows:
-        v = r.get("format_version")
-        if v not in (None, "") and int(v) != FORMAT_VERSION:
-            raise LabError(f"{path} has format_version {v}; this alloclab reads {FORMAT_VERSION}")
-    return rows
+    return results.read_csv(os.path.join(outdir, "results.csv"))
 
 
 def server_footprints(p: Plan) -> dict:
