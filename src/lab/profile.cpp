@@ -676,10 +676,15 @@ void ip_hook_realloc_end(void *p, void *q, std::size_t n, std::size_t token) {
 
 // ---- exec and spawn: write the record before the image goes away, and make
 // sure the new image knows it is a descendant.
-__attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[]) {
+// execve, or with search execvpe (the file looked up in PATH).
+static int exec_marked(bool search, const char *name, char *const argv[], char *const envp[]) {
   ready();
   before_exec();
-  return next.execve(path, argv, with_marker(envp));
+  return (search ? next.execvpe : next.execve)(name, argv, with_marker(envp));
+}
+
+__attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[]) {
+  return exec_marked(false, path, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execv(const char *path, char *const argv[]) {
@@ -687,9 +692,7 @@ __attribute__((visibility("default"))) int execv(const char *path, char *const a
 }
 
 __attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[], char *const envp[]) {
-  ready();
-  before_exec();
-  return next.execvpe(file, argv, with_marker(envp));
+  return exec_marked(true, file, argv, envp);
 }
 
 __attribute__((visibility("default"))) int execvp(const char *file, char *const argv[]) {
@@ -712,33 +715,28 @@ static char **collect_args(const char *first, va_list ap, char ***envp_out) {
   return argv;
 }
 
-__attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  char **argv = collect_args(arg, ap, nullptr);
-  va_end(ap);
+// The list forms over a vector form: exec(name, the collected argv, envp),
+// envp being environ or, for execle, the argument after the list's null.
+static int exec_list(int (*exec)(const char *, char *const[], char *const[]), const char *name,
+                     const char *first, va_list ap, bool envp_follows) {
+  char **envp = environ;
+  char **argv = collect_args(first, ap, envp_follows ? &envp : nullptr);
   if (!argv) { errno = ENOMEM; return -1; }
-  return execve(path, argv, environ);
+  return exec(name, argv, envp);
 }
 
-__attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  char **argv = collect_args(arg, ap, nullptr);
-  va_end(ap);
-  if (!argv) { errno = ENOMEM; return -1; }
-  return execvpe(file, argv, environ);
-}
-
-__attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  char **envp = nullptr;
-  char **argv = collect_args(arg, ap, &envp);
-  va_end(ap);
-  if (!argv) { errno = ENOMEM; return -1; }
-  return execve(path, argv, envp);
-}
+#define LAB_EXEC_LIST(fname, exec, envp_follows)                                   \
+  __attribute__((visibility("default"))) int fname(const char *name, const char *arg, ...) { \
+    va_list ap;                                                                   \
+    va_start(ap, arg);                                                            \
+    const int r = exec_list(exec, name, arg, ap, envp_follows);                   \
+    va_end(ap);                                                                   \
+    return r;                                                                     \
+  }
+LAB_EXEC_LIST(execl, execve, false)
+LAB_EXEC_LIST(execlp, execvpe, false)
+LAB_EXEC_LIST(execle, execve, true)
+#undef LAB_EXEC_LIST
 
 // The first thread creation switches the counters to atomic updates.
 __attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pthread_attr_t *attr,
@@ -762,20 +760,25 @@ __attribute__((visibility("default"))) void _exit(int status) {
 
 __attribute__((visibility("default"))) void _Exit(int status) { _exit(status); }
 
+// posix_spawn, or with search posix_spawnp: the new image gets the marker.
+static int spawn_marked(bool search, pid_t *pid, const char *name, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[]) {
+  ready();
+  return (search ? next.posix_spawnp : next.posix_spawn)(pid, name, fa, attr, argv, with_marker(envp));
+}
+
 __attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path,
                                                        const posix_spawn_file_actions_t *fa,
                                                        const posix_spawnattr_t *attr, char *const argv[],
                                                        char *const envp[]) {
-  ready();
-  return next.posix_spawn(pid, path, fa, attr, argv, with_marker(envp));
+  return spawn_marked(false, pid, path, fa, attr, argv, envp);
 }
 
 __attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file,
                                                         const posix_spawn_file_actions_t *fa,
                                                         const posix_spawnattr_t *attr, char *const argv[],
                                                         char *const envp[]) {
-  ready();
-  return next.posix_spawnp(pid, file, fa, attr, argv, with_marker(envp));
+  return spawn_marked(true, pid, file, fa, attr, argv, envp);
 }
 
 }  // extern "C"
