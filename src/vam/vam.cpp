@@ -37,6 +37,10 @@ struct Global {
   bool env_seen = false;       // the environment existed when they were read
   std::atomic<int> hooks{0};   // 0: none, 1: being installed, 2: installed
   pthread_key_t key{};
+  // Threads past their heap's abandonment (TLS destructors that run after
+  // vam's) allocate from this one heap, one call at a time under its lock.
+  SpinLock exit_lock;
+  Heap *exit_heap = nullptr;
 };
 
 Global g;  // constant-initialised: usable before any constructor runs
@@ -44,14 +48,20 @@ Global g;  // constant-initialised: usable before any constructor runs
 // The calling thread's heap. A POD pointer in initial-exec TLS: reading it
 // never allocates and never calls __tls_get_addr.
 __thread Heap *t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+// Set once vam's thread-exit destructor has abandoned this thread's heap: a
+// heap adopted after that would never be abandoned again (destructor rounds
+// are bounded), so the thread owns none from then on.
+__thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 
 void fork_prepare() noexcept {
+  g.exit_lock.lock();  // before g.lock: an exiting allocation takes them in this order
   g.lock.lock();
   huge_fork_prepare();
 }
 void fork_parent() noexcept {
   huge_fork_parent();
   g.lock.unlock();
+  g.exit_lock.unlock();
 }
 void fork_child() noexcept {
   // Only the forking thread lives on; it held no heap lock (heaps have
@@ -59,12 +69,14 @@ void fork_child() noexcept {
   huge_fork_child();
   g.live.store(t_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
+  g.exit_lock.reset();
 }
 
 void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
   t_heap = nullptr;
+  t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
   heap_abandon(h);
   g.lock.lock();
@@ -116,7 +128,20 @@ void reclaim_abandoned() noexcept {
 
 namespace {
 
+Heap *new_listed_heap() noexcept {
+  Heap *h = heap_create();
+  if (!h) return nullptr;
+  g.lock.lock();
+  h->all_next = g.all;
+  g.all = h;
+  ++g.heaps;
+  g.lock.unlock();
+  return h;
+}
+
+// nullptr: out of memory, or the thread is exiting (t_exited).
 [[gnu::noinline]] Heap *thread_heap_slow() noexcept {
+  if (t_exited) return nullptr;
   init_options();
   g.lock.lock();
   Heap *h = g.abandoned.load(std::memory_order_relaxed);
@@ -127,13 +152,8 @@ namespace {
   }
   g.lock.unlock();
   if (!h) {
-    h = heap_create();
+    h = new_listed_heap();
     if (!h) return nullptr;
-    g.lock.lock();
-    h->all_next = g.all;
-    g.all = h;
-    ++g.heaps;
-    g.lock.unlock();
   }
   t_heap = h;
   g.live.fetch_add(1, std::memory_order_relaxed);
@@ -155,9 +175,7 @@ inline void *fail_nomem() noexcept {
 
 inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
-[[gnu::noinline]] void *malloc_slow(std::size_t n, std::size_t align) noexcept {
-  Heap *h = thread_heap();
-  if (!h) return fail_nomem();
+void *alloc_in(Heap *h, std::size_t n, std::size_t align) noexcept {
   void *p;
   if (n <= kSmallMax && align == 0) {
     p = small_alloc(h, size_class(n));
@@ -168,6 +186,24 @@ inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 
     p = huge_alloc(n, align);
   }
   return p ? p : fail_nomem();
+}
+
+// An allocation by a thread whose heap is already abandoned: from the shared
+// exit heap, under its lock. Its frees go to the owners' remote lists, as
+// from any thread that owns no heap.
+[[gnu::noinline]] void *exiting_alloc(std::size_t n, std::size_t align) noexcept {
+  g.exit_lock.lock();
+  Heap *h = g.exit_heap;
+  if (!h) h = g.exit_heap = new_listed_heap();
+  void *p = h ? alloc_in(h, n, align) : fail_nomem();
+  g.exit_lock.unlock();
+  return p;
+}
+
+[[gnu::noinline]] void *malloc_slow(std::size_t n, std::size_t align) noexcept {
+  Heap *h = thread_heap();
+  if (VAM_UNLIKELY(!h)) return t_exited ? exiting_alloc(n, align) : fail_nomem();
+  return alloc_in(h, n, align);
 }
 
 // Aligned allocation for a power-of-two alignment.
@@ -181,7 +217,7 @@ void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
   const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
   if (rounded <= kSmallMax) {
     Heap *h = thread_heap();
-    if (!h) return fail_nomem();
+    if (!h) return malloc_slow(n == 0 ? 1 : n, align);  // exiting, or out of memory
     void *p = small_alloc(h, size_class(rounded));
     return p ? p : fail_nomem();
   }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -859,6 +860,45 @@ TEST(VamThreads, HeapOfAnExitedThreadIsAdoptedNotLeaked) {
     }).join();
   }
   EXPECT_EQ(stats().heaps, heaps);  // one after another: the same heap every time
+}
+
+// A TLS destructor of a key created after vam's runs after vam's own
+// destructor has abandoned the thread's heap; one that frees and mallocs
+// again (and re-arms itself, as caches of per-thread buffers do) must not
+// keep a heap alive after the thread is gone: 2000 such threads left 2001.
+pthread_key_t g_rearming_key;
+std::atomic<int> g_destructor_runs{0};
+void rearming_destructor(void *v) {
+  g_destructor_runs.fetch_add(1);
+  vam_free(v);
+  void *q = vam_malloc(100);
+  pthread_setspecific(g_rearming_key, q);  // glibc runs destructors up to 4 rounds
+}
+pthread_key_t g_once_key;
+void once_destructor(void *v) {
+  vam_free(v);
+  vam_free(vam_malloc(3000));
+  vam_free(vam_malloc(40));
+}
+
+TEST(VamThreads, HeapsOfThreadsWhoseTlsDestructorsAllocateAllComeBack) {
+  vam_free(vam_malloc(8));  // vam's key exists before ours
+  ASSERT_EQ(pthread_key_create(&g_rearming_key, rearming_destructor), 0);
+  ASSERT_EQ(pthread_key_create(&g_once_key, once_destructor), 0);
+  std::thread([] { vam_free(vam_malloc(8)); }).join();
+  const size_t heaps = stats().heaps;
+  for (int i = 0; i < 2000; ++i) {
+    std::thread([] {
+      pthread_setspecific(g_rearming_key, vam_malloc(64));
+      pthread_setspecific(g_once_key, vam_malloc(64));
+    }).join();
+  }
+  EXPECT_GE(g_destructor_runs.load(), 2000);
+  const vam_stats_t s = stats();
+  EXPECT_LE(s.heaps, heaps + 1);  // plus one heap shared by threads on their way out
+  EXPECT_LE(s.heaps - s.abandoned_heaps, 2u);  // main's and that one; was 2001
+  pthread_key_delete(g_rearming_key);
+  pthread_key_delete(g_once_key);
 }
 
 TEST(VamThreads, FreesIntoAnExitedThreadsHeapAreReclaimed) {
