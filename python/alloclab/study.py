@@ -543,7 +543,8 @@ def study_data(rows: list, extra: dict) -> verdicts.StudyData:
     partial = tuple(w.name for w in workloads.CATALOG if w.partial and w.name in kinds)
     mem = extra.get("memory") or {}
     return verdicts.StudyData(rows, drag=mem.get("drag"), frag=mem.get("frag"), cache=extra.get("cache"),
-                              memops=extra.get("weights"), partial=partial, kinds=kinds)
+                              memops=extra.get("weights"), partial=partial, kinds=kinds,
+                              footprint=extra.get("footprints"))
 
 
 def analyse(rows: list, extra: dict, allocs: list, advs: list) -> dict:
