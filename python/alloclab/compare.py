@@ -30,13 +30,10 @@ API::
 
 from __future__ import annotations
 
-import csv
 import datetime
-import json
 import os
 import platform
 import random
-import hashlib
 import re
 import shutil
 import subprocess
@@ -96,11 +93,7 @@ def repeat_seed(seed: int, rep: int) -> int:
 
 
 def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+    return runner.file_sha256(path)
 
 
 def summarise(rows: list[dict], meta: dict) -> dict:

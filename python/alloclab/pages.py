@@ -95,14 +95,8 @@ def plot(res: dict, outdir: str) -> list[str]:
         ax.step(xs, ys, where="post", label=name)
     ax.set_yscale("symlog", linthresh=1)  # the curves span many decades; 0 stays visible
     ax.set_xlabel("memory (pages)")
-    ax.set_ylabel("simulated LRU page misses")
-    ax.set_title("heap page miss curves")
-    ax.legend()
-    fig.tight_layout()
-    p = os.path.join(outdir, "pages_miss_curves.png")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    out.append(p)
+    out.append(_save(plt, fig, ax, os.path.join(outdir, "pages_miss_curves.png"), "simulated LRU page misses",
+                     "heap page miss curves"))
 
     labels, pre, non = [], [], []
     for name, r in res["allocators"].items():
@@ -117,15 +111,19 @@ def plot(res: dict, outdir: str) -> list[str]:
         ax.bar(xs, pre, bottom=non, label="prefetchable")
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labels, fontsize=8)
-        ax.set_ylabel("simulated page misses")
-        ax.set_title("swap prefetchability")
-        ax.legend()
-        fig.tight_layout()
-        p = os.path.join(outdir, "pages_prefetch.png")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        out.append(p)
+        out.append(_save(plt, fig, ax, os.path.join(outdir, "pages_prefetch.png"), "simulated page misses",
+                         "swap prefetchability"))
     return out
+
+
+def _save(plt, fig, ax, path: str, ylabel: str, title: str) -> str:
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def main(args) -> int:

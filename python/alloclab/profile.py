@@ -75,16 +75,8 @@ def validate(p, where: str = "profile") -> dict:
 
 def load_profile(path: str) -> dict:
     """Read and validate a profile JSON file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise LabError(f"profile {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise LabError(f"cannot read profile {path!r}: {e}") from None
-    except json.JSONDecodeError as e:
-        raise LabError(f"profile {path!r} is not valid JSON: {e}") from None
-    return validate(data, f"profile {path!r}")
+    from alloclab import results
+    return validate(results.load_json(path, "profile"), f"profile {path!r}")
 
 
 def merge_records(records: list[dict]) -> dict:

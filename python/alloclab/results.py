@@ -19,6 +19,7 @@ API::
     read_csv(path) -> list[dict]             # LabError: missing, other version, not CSV
     write_summary(summary, outdir) -> str    # DIR/summary.json
     read_summary(path) -> dict               # LabError as read_csv
+    load_json(path, what)                    # any JSON file, with the lab's error messages
     read_versioned_json(path, version, what) -> dict   # drag/frag/pages JSON; LabError on another version
     warnings(summary) -> list[str]           # short runs, spread larger than the difference
     export(summary, outdir, json_path=None, markdown_path=None, csv_path=None) -> list[str]
@@ -106,15 +107,22 @@ def write_summary(summary: dict, outdir: str) -> str:
     return path
 
 
-def read_summary(path: str) -> dict:
-    """A summary.json or an --export-json file, checked against FORMAT_VERSION."""
+def load_json(path: str, what: str):
+    """The JSON value in `path`; LabError naming `what` when it is missing, unreadable or not JSON."""
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            return json.load(f)
     except FileNotFoundError:
-        raise LabError(f"results file {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise LabError(f"cannot read results file {path!r}: {e}") from None
+        raise LabError(f"{what} {path!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabError(f"cannot read {what} {path!r}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise LabError(f"{what} {path!r} is not valid JSON: {e}") from None
+
+
+def read_summary(path: str) -> dict:
+    """A summary.json or an --export-json file, checked against FORMAT_VERSION."""
+    data = load_json(path, "results file")
     if not isinstance(data, dict) or "cells" not in data:
         raise LabError(f"{path!r} is not an alloclab comparison summary")
     if "format_version" not in data:
@@ -125,13 +133,7 @@ def read_summary(path: str) -> dict:
 
 def read_versioned_json(path: str, version: int, what: str) -> dict:
     """A JSON object written with "format_version": version (drag.json, frag.json, pages.json, ...)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise LabError(f"{what} file {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise LabError(f"cannot read {what} file {path!r}: {e}") from None
+    data = load_json(path, f"{what} file")
     if not isinstance(data, dict):
         raise LabError(f"{path!r} is not a {what} file")
     found = data.get("format_version", 0)

@@ -95,7 +95,8 @@ def _tail(path: str, limit: int = 4000) -> str:
         return ""
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes, hex."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -212,7 +213,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
             exit_code=code,
             signal=sig,
             status=state,
-            stdout_sha256=_sha256(out_path) if stdout is None else None,
+            stdout_sha256=file_sha256(out_path) if stdout is None else None,
             stderr_tail=_tail(err_path) if stderr is None else "",
         )
 
