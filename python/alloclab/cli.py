@@ -199,9 +199,13 @@ def compare_arguments(sc) -> None:
     warm.add_argument("--no-warmup", dest="warmup", action="store_const", const=0,
                       help="the same as --warmup 0")
     A.add_timeout(sc, A.DEFAULT_TIMEOUT)
+    sc.add_argument("-s", "--setup", default=None, metavar="CMD",
+                    help="shell command run once before anything else (a failure stops the comparison)")
     sc.add_argument("-p", "--prepare", default=None, metavar="CMD",
                     help="shell command run before every run (warm-up and measured), not timed; "
                          "a failure stops the comparison")
+    sc.add_argument("-c", "--cleanup", default=None, metavar="CMD",
+                    help="shell command run once at the end, also after a failure or Ctrl-C")
     sc.add_argument("--show-output", action="store_true",
                     help="let the program print to the terminal (default: stdout is hashed, stderr kept)")
     sc.add_argument("--cache", choices=["auto", "perf", "cachegrind", "off"], default="auto",
@@ -235,10 +239,17 @@ def cmd_compare(ns) -> int:
         extra["prepare"] = ns.prepare
     if ns.show_output:
         extra["show_output"] = True
-    summary = compare.run_matrix(cmd, allocators=ns.allocators, advs=ns.adv, repeat=ns.runs,
-                                 outdir=ns.output, timeout=ns.timeout, cache=ns.cache, baseline=ns.baseline,
-                                 profile=ns.profile, seed=ns.seed, warmup=ns.warmup,
-                                 shuffle=not ns.fixed_order, **extra)
+    from alloclab import runner
+    if ns.setup is not None:
+        runner.run_prepare(ns.setup, ns.timeout, what="--setup")
+    try:
+        summary = compare.run_matrix(cmd, allocators=ns.allocators, advs=ns.adv, repeat=ns.runs,
+                                     outdir=ns.output, timeout=ns.timeout, cache=ns.cache, baseline=ns.baseline,
+                                     profile=ns.profile, seed=ns.seed, warmup=ns.warmup,
+                                     shuffle=not ns.fixed_order, **extra)
+    finally:
+        if ns.cleanup is not None:
+            runner.run_prepare(ns.cleanup, ns.timeout, what="--cleanup")
     print(compare.format_table(summary))
     for w in results.warnings(summary):
         print(f"alloclab: warning: {w}", file=sys.stderr)

@@ -218,16 +218,17 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
         )
 
 
-def run_prepare(command: str, timeout: float | None = None) -> None:
-    """Run a --prepare shell command (not timed); LabError when it fails or exceeds the timeout."""
+def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:
+    """Run a hook's shell command (--setup, --prepare, --cleanup; not timed); LabError when it
+    fails or exceeds the timeout."""
     try:
         r = subprocess.run(["sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise LabError(f"the --prepare command {command!r} did not finish within {timeout:g} s") from None
+        raise LabError(f"the {what} command {command!r} did not finish within {timeout:g} s") from None
     if r.returncode != 0:
         tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        raise LabError(f"the --prepare command {command!r} failed with status {r.returncode}"
+        raise LabError(f"the {what} command {command!r} failed with status {r.returncode}"
                        + (f": {tail[0][:200]}" if tail[0] else ""))
 
 

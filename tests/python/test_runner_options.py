@@ -37,6 +37,18 @@ def test_prepare_runs_before_every_warmup_and_measured_run(tmp_path):
     assert len(_rows(tmp_path / "o")) == 3
 
 
+def test_setup_runs_once_first_and_cleanup_once_last(tmp_path):
+    log = tmp_path / "log"
+    r = _compare(tmp_path, "--runs", "2", "--warmup", "1", "--setup", f"echo setup >> {log}", "--prepare",
+                 f"echo prepare >> {log}", "--cleanup", f"echo cleanup >> {log}", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert log.read_text().split() == ["setup"] + ["prepare"] * 3 + ["cleanup"]
+    r = _compare(tmp_path, "--runs", "1", "--setup", "false", "--cleanup", f"echo cleanup >> {log}", "--", "true",
+                 out="q")
+    assert r.returncode == 2 and "the --setup command 'false' failed" in r.stderr
+    assert not (tmp_path / "q" / "results.csv").exists()
+
+
 def test_a_failing_prepare_stops_with_a_message(tmp_path):
     r = _compare(tmp_path, "--runs", "2", "--prepare", "exit 3", "--", "true")
     assert r.returncode == 2
