@@ -2,7 +2,7 @@
 # what it needs (scripts/bootstrap), then drives CMake/CTest/pytest.
 #
 #   make          build the release preset
-#   make test     build release and asan presets, run every test (ctest + pytest)
+#   make test     build release, asan and tsan presets, run every test (ctest + pytest)
 #   make bench    run the Google Benchmark programs, write out/bench/*.json
 #   make study    run the study (./alloclab study), report in out/study/
 #   make install PREFIX=/usr/local
@@ -10,7 +10,7 @@
 PREFIX ?= /usr/local
 PYTEST  = .venv/bin/python -m pytest
 
-.PHONY: all bootstrap build build-asan test test-release test-asan test-python bench study install clean
+.PHONY: all bootstrap build build-asan build-tsan test test-release test-asan test-tsan test-python bench study install clean
 
 all: build
 
@@ -25,13 +25,21 @@ build-asan: bootstrap
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan
 
-test: test-release test-asan test-python
+test: test-release test-asan test-tsan test-python
 
 test-release: build
 	ctest --preset release
 
 test-asan: build-asan
 	ctest --preset asan -L unit
+
+# ThreadSanitizer: only libvam's threaded tests (label tsan), small.
+build-tsan: bootstrap
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan
+
+test-tsan: build-tsan
+	ctest --preset tsan
 
 test-python: build
 	@if [ -d tests/python ]; then $(PYTEST) -q tests/python; else echo "no python tests yet"; fi

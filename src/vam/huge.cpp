@@ -22,14 +22,16 @@ constexpr int kCacheSlots = 16;
 struct Cache {
   SpinLock lock;
   Segment *slot[kCacheSlots] = {};
-  std::size_t bytes = 0;
+  // Written under the lock; read without it (a peek) by cache_take: atomic,
+  // so the peek is a relaxed load rather than a data race.
+  std::atomic<std::size_t> bytes{0};
 };
 
 Cache g_cache;  // constant-initialised
 
 // A cached mapping of at least `bytes`, wasting at most a quarter, or nullptr.
 Segment *cache_take(std::size_t bytes) noexcept {
-  if (g_cache.bytes == 0) return nullptr;  // racy peek; the lock decides
+  if (g_cache.bytes.load(std::memory_order_relaxed) == 0) return nullptr;  // a peek; the lock decides
   Segment *best = nullptr;
   int best_i = -1;
   g_cache.lock.lock();
@@ -43,7 +45,8 @@ Segment *cache_take(std::size_t bytes) noexcept {
   }
   if (best) {
     g_cache.slot[best_i] = nullptr;
-    g_cache.bytes -= best->map_bytes;
+    g_cache.bytes.store(g_cache.bytes.load(std::memory_order_relaxed) - best->map_bytes,
+                        std::memory_order_relaxed);
   }
   g_cache.lock.unlock();
   return best;
@@ -54,11 +57,12 @@ bool cache_put(Segment *s) noexcept {
   if (s->map_bytes > limit / 2) return false;
   bool kept = false;
   g_cache.lock.lock();
-  if (g_cache.bytes + s->map_bytes <= limit) {
+  const std::size_t cached = g_cache.bytes.load(std::memory_order_relaxed);
+  if (cached + s->map_bytes <= limit) {
     for (int i = 0; i < kCacheSlots; ++i) {
       if (!g_cache.slot[i]) {
         g_cache.slot[i] = s;
-        g_cache.bytes += s->map_bytes;
+        g_cache.bytes.store(cached + s->map_bytes, std::memory_order_relaxed);
         kept = true;
         break;
       }

@@ -196,10 +196,11 @@ int child_work() {
     slot = make(r, random_size(r) % 300000 + 16);
     if (!slot) return 2;
   }
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // The child can also start threads that allocate. Not under ASan: its
   // pthread_create interceptor allocates from the sanitizer's allocator,
-  // which this toolchain's runtime does not make fork-safe.
+  // which this toolchain's runtime does not make fork-safe. Not under TSan,
+  // which does not support threads started after a multi-threaded fork.
   std::thread t([] {
     for (int i = 0; i < 1000; ++i) X_FREE(X_MALLOC(64 + i));
   });
