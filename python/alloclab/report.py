@@ -131,30 +131,160 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
+def _size_kib(kib) -> str:
+    """A size given in KiB, in KiB, MiB or GiB."""
+    if kib is None:
+        return "–"
+    kib = float(kib)
+    if kib >= 1024 * 1024:
+        return f"{kib / 1024 / 1024:.1f} GiB"
+    if kib >= 1024:
+        return f"{kib / 1024:.1f} MiB"
+    return f"{kib:.0f} KiB"
+
+
+def _secs(x) -> str:
+    if x is None:
+        return "–"
+    return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.3f} s"
+
+
+def _cell_name(c) -> str:
+    return f"{c['allocator']} Adv_{c['adv']}"
+
+
+def headline(summary: dict) -> str:
+    """One sentence from the data: the fastest allocator on the clean heap and on the most
+    littered one, by how much against the baseline, and whether that exceeds the noise."""
+    cells = [c for c in summary["cells"] if c.get("program_s")]
+    if not cells:
+        return "No run succeeded: there is nothing to compare (see the warnings below)."
+    base_key = summary["meta"].get("baseline")
+    base = next((c for c in cells if f"{c['allocator']}/Adv_{c['adv']}" == base_key), None)
+    out = []
+    for adv in sorted({c["adv"] for c in cells}):
+        row = [c for c in cells if c["adv"] == adv]
+        if len(row) < 2 and not (base and base["adv"] != adv):
+            continue
+        best = min(row, key=lambda c: c["program_s"]["median"])
+        ref = next((c for c in row if base and c["allocator"] == base["allocator"]), None)
+        level = "On a clean heap" if adv == 0 else f"At Adv_{adv}"
+        if ref is None or ref is best:
+            out.append(f"{level}, {best['allocator']} is fastest "
+                       f"({_secs(best['program_s']['median'])} median program time).")
+            continue
+        b, r = best["program_s"], ref["program_s"]
+        gain = 100.0 * (1 - b["median"] / r["median"]) if r["median"] else 0.0
+        noise = max(b["max"] - b["min"], r["max"] - r["min"])
+        within = (r["median"] - b["median"]) < noise
+        out.append(f"{level}, {best['allocator']} is fastest: {gain:.1f}% less program time than "
+                   f"{ref['allocator']} ({_secs(b['median'])} vs {_secs(r['median'])}, medians of "
+                   f"{b['n']} and {r['n']} runs)" + (", which is within the spread of the runs: not a clear "
+                                                     "difference." if within else ", more than the spread of "
+                                                     "the runs."))
+    return " ".join(out) or "One cell only: nothing to compare."
+
+
+def _results_table(summary: dict) -> list[str]:
+    has_cache = any(c.get("cache") for c in summary["cells"])
+    head = ["allocator", "littering", "ok / runs", "program time (median)", "min – max", "× baseline",
+            "wall time (median)", "littering", "user CPU", "peak RSS", "× baseline"]
+    if has_cache:
+        head += ["D1 misses", "LL misses"]
+    out = ["<div class='scroll'><table class='results'><thead><tr>"
+           + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for c in summary["cells"]:
+        p, w, lt, u, rss = (c.get(k) for k in ("program_s", "wall_s", "litter_s", "user_s", "max_rss_kb"))
+        cls = " class='warn'" if c["ok"] < c["runs"] or c["ok"] == 0 else ""
+        vals = [c["allocator"] + (" (stdout differs!)" if c.get("stdout_differs") else ""), f"Adv_{c['adv']}",
+                f"{c['ok']} / {c['runs']}", _secs(p and p["median"]),
+                f"{_secs(p['min'])} – {_secs(p['max'])}" if p else "–",
+                f"{c['program_s_ratio']:.3f}" if c.get("program_s_ratio") else "–",
+                _secs(w and w["median"]), _secs(lt and lt["median"]), _secs(u and u["median"]),
+                _size_kib(rss and rss["median"]),
+                f"{c['max_rss_kb_ratio']:.3f}" if c.get("max_rss_kb_ratio") else "–"]
+        if has_cache:
+            ch = c.get("cache") or {}
+            vals += [f"{ch['program_d1_misses']:,}" if ch.get("program_d1_misses") is not None else "–",
+                     f"{ch['program_ll_misses']:,}" if ch.get("program_ll_misses") is not None else "–"]
+        out.append(f"<tr{cls}>" + "".join(f"<td>{_e(v)}</td>" for v in vals) + "</tr>")
+    out.append("</tbody></table></div>")
+    return out
+
+
+CAPTIONS = {
+    "time.png": "Program time (wall time minus the time littering took before main), median of the runs of "
+                "each cell divided by the baseline's median; whiskers: min and max of the {n} runs, divided "
+                "the same way. Below the dashed line at 1 is faster than the baseline.",
+    "wall.png": "Wall time with littering included, normalised to the baseline's median; whiskers: min and "
+                "max of the {n} runs.",
+    "user.png": "User CPU time (littering included), normalised to the baseline's median; whiskers: min and "
+                "max of the {n} runs. Steadier than wall time on a shared machine.",
+    "rss.png": "Peak resident set size in MiB, median of the runs; whiskers: min and max of the {n} runs.",
+    "cache.png": "Data-cache (D1) and last-level (LL) misses per cell, measured once per cell, with the "
+                 "littering's own misses subtracted.",
+}
+
+
 def write_html(summary: dict, outdir: str, pngs: list[str]) -> str:
+    import shlex
+
     meta = summary["meta"]
     m = meta.get("machine", {})
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>alloclab compare</title>",
-             "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto;padding:0 1em}"
-             "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.2em .5em;text-align:right}"
-             "th{background:#eee}td:first-child,td:nth-child(2){text-align:left}.warn{color:#a00}"
-             "pre{background:#f6f6f6;padding:.5em;overflow-x:auto}</style></head><body>",
+    n = meta.get("repeat")
+    warm = meta.get("warmup", 1)
+    parts = ["<!doctype html><html><head><meta charset='utf-8'>"
+             "<meta name='viewport' content='width=device-width, initial-scale=1'><title>alloclab compare</title>",
+             "<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em;line-height:1.4}"
+             "table{border-collapse:collapse;font-size:.92em}td,th{border:1px solid #bbb;padding:.2em .45em;"
+             "text-align:right}th{background:#eee}td:first-child,td:nth-child(2),th{text-align:left}"
+             ".warn{color:#a00}.scroll{max-width:100%;overflow-x:auto}img{max-width:100%;height:auto}"
+             ".headline{font-size:1.15em;background:#f3f7ff;border-left:4px solid #36c;padding:.6em .8em}"
+             "code{background:#f4f4f4;padding:.1em .3em;word-break:break-all}figure{margin:1.5em 0}"
+             "figcaption{color:#333;font-size:.92em;max-width:60em}</style></head><body>",
              "<h1>alloclab compare</h1>",
-             f"<p>Command: <code>{_e(' '.join(meta.get('command', [])))}</code></p>",
+             f"<p class='headline'>{_e(headline(summary))}</p>",
+             f"<p>Command: <code>{_e(shlex.join(meta.get('command', [])))}</code></p>",
              f"<p>Started {_e(meta.get('started_utc'))}, finished {_e(meta.get('finished_utc'))}"
              + (" — <b class='warn'>interrupted; partial results</b>" if meta.get("interrupted") else "")
-             + f". {meta.get('repeat')} measured run(s) per cell after one warm-up, "
-               f"{_e(meta.get('order', 'round-robin'))}; "
-               f"littering seed {_e(meta.get('seed'))}.</p>",
-             "<h2>Machine</h2><ul>"]
+             + f". {_e(n)} measured run(s) per cell after {_e(warm)} warm-up run(s), "
+               f"{_e(meta.get('order', 'round-robin'))}; littering seed {_e(meta.get('seed'))}"
+             + (f"; each run limited to {meta['timeout_s']:g} s" if meta.get("timeout_s") else "") + ".</p>"]
+    parts.append(f"<h2>Results</h2><p>Baseline: <b>{_e(meta.get('baseline'))}</b>. Times are medians over "
+                 "the successful runs of each cell; min – max over the same runs; × baseline is the ratio of "
+                 "medians.</p>")
+    parts += _results_table(summary)
+    from alloclab import results as results_mod
+    warns = results_mod.warnings(summary)
+    bad = [f"{_cell_name(c)}: " + ", ".join(f"{v} {k}" for k, v in c["statuses"].items() if k != "ok")
+           for c in summary["cells"] if any(k != "ok" for k in c["statuses"])]
+    if warns or bad:
+        parts.append("<ul>" + "".join(f"<li class='warn'>{_e(w)}</li>" for w in bad + warns) + "</ul>")
+    if summary.get("stdout_differs"):
+        parts.append("<p class='warn'>Runs whose stdout differs from the most common output:</p><ul>")
+        for d in summary["stdout_differs"]:
+            parts.append(f"<li class='warn'>run {d['run']}: {_e(d['allocator'])} Adv_{d['adv']} "
+                         f"repeat {d['repeat']}</li>")
+        parts.append("</ul>")
+    for p in pngs:
+        with open(os.path.join(outdir, p), "rb") as f:
+            data = base64.b64encode(f.read()).decode("ascii")
+        cap = CAPTIONS.get(p, p).format(n=n)
+        parts.append(f"<figure><img alt='{_e(cap)}' src='data:image/png;base64,{data}'>"
+                     f"<figcaption>{_e(cap)}</figcaption></figure>")
+    if not pngs:
+        parts.append("<p class='warn'>No plots: matplotlib is not available, or no run succeeded.</p>")
+    parts.append("<h2>Machine</h2><ul>")
     for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python"):
         if k in m:
-            parts.append(f"<li>{_e(k)}: {_e(m[k])}</li>")
-    parts.append("</ul><h2>Allocators</h2><table><tr><th>name</th><th>version</th><th>library</th></tr>")
+            v = _size_kib(m[k]) if k == "memory_kb" else m[k]
+            parts.append(f"<li>{_e('memory' if k == 'memory_kb' else k)}: {_e(v)}</li>")
+    parts.append("</ul><h2>Allocators</h2><div class='scroll'><table><tr><th>name</th><th>version</th>"
+                 "<th>library</th></tr>")
     for a in meta.get("allocators", []):
         parts.append(f"<tr><td>{_e(a['name'])}</td><td>{_e(a['version'])}</td>"
                      f"<td>{_e(a['path'] or '(system allocator)')}</td></tr>")
-    parts.append("</table><h2>Littering levels (paper Table 3)</h2><table><tr><th>level</th>"
+    parts.append("</table></div><h2>Littering levels (paper Table 3)</h2><table><tr><th>level</th>"
                  "<th>multiplier</th><th>occupancy</th></tr>")
     for name, s in meta.get("advs", {}).items():
         occ = "–" if not s["multiplier"] else f"{s['occupancy']:g}"
@@ -165,24 +295,10 @@ def write_html(summary: dict, outdir: str, pngs: list[str]) -> str:
     parts.append(f"<p>Cache measurement: <b>{_e(method)}</b>"
                  + (f" with geometry I1={_e(geo['I1'])}, D1={_e(geo['D1'])}, LL={_e(geo['LL'])} "
                     "(size,associativity,line bytes), once per cell" if geo else "") + ".</p>")
-    parts.append(f"<h2>Results</h2><p>Baseline: <b>{_e(meta.get('baseline'))}</b>.</p>")
-    parts.append("<pre>" + _e(compare_mod.format_table(summary)) + "</pre>")
-    if summary.get("stdout_differs"):
-        parts.append("<p class='warn'>Runs whose stdout differs from the most common output:</p><ul>")
-        for d in summary["stdout_differs"]:
-            parts.append(f"<li class='warn'>run {d['run']}: {_e(d['allocator'])} Adv_{d['adv']} "
-                         f"repeat {d['repeat']}</li>")
-        parts.append("</ul>")
-    for p in pngs:
-        with open(os.path.join(outdir, p), "rb") as f:
-            data = base64.b64encode(f.read()).decode("ascii")
-        parts.append(f"<figure><img alt='{_e(p)}' src='data:image/png;base64,{data}'>"
-                     f"<figcaption>{_e(p)}</figcaption></figure>")
-    if not pngs:
-        parts.append("<p>(no plots: matplotlib is not available, or no run succeeded)</p>")
     parts.append("<p>Raw data: <a href='results.csv'>results.csv</a> (one row per measured run), "
                  "<a href='summary.json'>summary.json</a>"
-                 + (", <a href='profile.json'>profile.json</a>" if meta.get("profile") else "") + ".</p>")
+                 + (", <a href='profile.json'>profile.json</a>" if meta.get("profile") else "")
+                 + " — described in docs/formats.md.</p>")
     parts.append("</body></html>\n")
     path = os.path.join(outdir, "report.html")
     with open(path, "w", encoding="utf-8") as f:

@@ -1,0 +1,72 @@
+"""compare's HTML report: a headline computed from the data, a real table, captions
+that say what the whiskers are, the command shell-quoted; checked in a real browser
+(headless chromium) at 1280 px."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from alloclab import report, results
+from conftest import run_cli
+
+
+def _cell(a, adv, med, lo, hi, n=5):
+    st = {"median": med, "min": lo, "max": hi, "mean": med, "n": n}
+    return {"allocator": a, "adv": adv, "runs": n, "ok": n, "statuses": {"ok": n}, "wall_s": st, "program_s": st,
+            "litter_s": None, "user_s": st, "max_rss_kb": {"median": 2048, "min": 2048, "max": 2048, "n": n}}
+
+
+def test_headline_names_the_fastest_and_says_whether_it_exceeds_the_noise():
+    meta = {"baseline": "glibc/Adv_0"}
+    clear = {"meta": meta, "cells": [_cell("glibc", 0, 1.0, 0.99, 1.01), _cell("vam", 0, 0.8, 0.79, 0.81)]}
+    h = report.headline(clear)
+    assert h.startswith("On a clean heap, vam is fastest: 20.0% less program time than glibc")
+    assert "more than the spread" in h
+    noisy = {"meta": meta, "cells": [_cell("glibc", 0, 1.0, 0.7, 1.3), _cell("vam", 0, 0.95, 0.8, 1.2)]}
+    assert "within the spread of the runs: not a clear difference" in report.headline(noisy)
+    assert report.headline({"meta": meta, "cells": []}).startswith("No run succeeded")
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory, libdir):
+    out = tmp_path_factory.mktemp("report") / "o"
+    cmd = ["sh", "-c", "echo 'a b' > /dev/null"]
+    r = run_cli("compare", "--allocators", "glibc,vam", "--adv", "0", "--runs", "3", "--cache", "off", "-o", str(out),
+                "--", *cmd)
+    assert r.returncode == 0, r.stderr
+    return out, cmd
+
+
+def test_report_is_a_result_not_a_log(compared):
+    out, cmd = compared
+    text = (out / "report.html").read_text()
+    assert "<p class='headline'>On a clean heap, " in text
+    assert "<pre>" not in text and "<table class='results'>" in text
+    assert "whiskers: min and max of the 3 runs" in text
+    import html
+    assert html.escape(shlex.join(cmd)) in text
+    assert re.search(r"<td>\d+\.\d MiB</td>", text)          # sizes in KiB/MiB, not raw KiB counts
+    assert "<figcaption>time.png</figcaption>" not in text  # captions say what a plot shows
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None and shutil.which("chromium-browser") is None,
+                    reason="no chromium to render the report")
+def test_report_fits_1280_px_in_a_browser(compared, tmp_path):
+    out, _ = compared
+    probe = tmp_path / "probe.html"
+    probe.write_text((out / "report.html").read_text().replace(
+        "</body>", "<script>document.title = 'width=' + document.documentElement.scrollWidth;</script></body>"))
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900", "--dump-dom",
+                        f"file://{probe}"], capture_output=True, text=True, timeout=120)
+    m = re.search(r"<title>width=(\d+)</title>", r.stdout)
+    assert m, r.stderr[-2000:]
+    assert int(m.group(1)) <= 1280, "the report scrolls sideways at 1280 px"
+    shot = tmp_path / "shot.png"
+    subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,2000",
+                    f"--screenshot={shot}", f"file://{out / 'report.html'}"], capture_output=True, timeout=120)
+    assert shot.exists() and os.path.getsize(shot) > 20000
