@@ -153,3 +153,24 @@ def measure(cmd: list[str], timeout: float | None = None, extra: str | None = No
         if not os.path.exists(out):
             raise LabError(f"memops: callgrind wrote no profile for {' '.join(cmd)}")
         return share_from_callgrind(out, extra)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m alloclab.memops PROGRAM [ARGS...]: prints the share as JSON."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: python -m alloclab.memops PROGRAM [ARGS...]", file=sys.stderr)
+        return 2 if not args else 0
+    try:
+        print(json.dumps(measure(args)))
+    except LabError as e:
+        print(f"alloclab: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
