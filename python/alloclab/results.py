@@ -154,6 +154,10 @@ def _base_cell(summary: dict):
     return None
 
 
+def _secs(x: float) -> str:
+    return f"{x * 1000:.2f} ms" if x < 1 else f"{x:.3f} s"
+
+
 def warnings(summary: dict) -> list[str]:
     """What a reader of the table should be told (as hyperfine does):
 
@@ -191,7 +195,7 @@ def warnings(summary: dict) -> list[str]:
             if diff < noise:
                 rel = 100.0 * diff / b["median"] if b["median"] else 0.0
                 out.append(f"{c['allocator']}/Adv_{c['adv']} differs from the baseline by {rel:.1f}% "
-                           f"({diff:.4f} s), less than the spread of the runs ({noise:.4f} s, min-max): "
+                           f"({_secs(diff)}), less than the spread of the runs ({_secs(noise)}, min-max): "
                            "the difference is within the noise; add --runs")
     return out
 
