@@ -118,7 +118,7 @@ CATALOG: tuple[Workload, ...] = (
     Workload("server", "region",
              "Apache with the bc module (2002 section 7.5): per-request pools, bc frees its temporaries",
              "", ("malloc", "custom", "reap", "emulator") + _LIKE),
-    # no apr: a pool drops every free, and the parser allocates ~100x its peak
+    # no apr: a pool drops every free, and the parser allocates many times its peak
     Workload("xalloc_parser", "hybrid",
              "197.parser: a stack allocator (xalloc) with out-of-order frees",
              "197.parser", ("malloc", "custom", "reap", "talloc", "pmr")),

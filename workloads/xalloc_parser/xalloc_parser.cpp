@@ -22,7 +22,8 @@
 //   --alloc talloc|pmr  one talloc context (xfree is talloc_free) or one
 //                   std::pmr::unsynchronized_pool_resource (objects are freed
 //                   one at a time). No APR variant: a pool drops every free, and
-//                   this program allocates about a hundred times its peak.
+//                   this program allocates many times its peak (38 MB in all
+//                   against 1.2 MB at --scale 0.1, growing with the run).
 #include "region.hpp"
 #include "workload.hpp"
 
