@@ -119,7 +119,8 @@ def litter_arguments(sl) -> None:
     sl.add_argument("--occupancy", type=A.fraction_type(), help="O: fraction left live, in [0,1]")
     A.add_seed(sl)
     A.add_allocator(sl)
-    sl.add_argument("--log", default=None, help="append the litter log line here instead of stderr")
+    sl.add_argument("--log", type=A._type(A.parse_output_file), default=None, metavar="FILE",
+                    help="append the litter log line here instead of stderr")
     A.add_timeout(sl, A.DEFAULT_TIMEOUT)
     A.add_command(sl)
 

@@ -96,6 +96,16 @@ def test_profile_output_file_is_checked_before_the_program_runs(tmp_path):
         assert not marker.exists()
 
 
+def test_litter_log_is_checked_before_the_program_runs(tmp_path):
+    marker = tmp_path / "ran"
+    prof = tmp_path / "p.json"
+    prof.write_text('{"max_live": 10, "sizes": {"24": 10}}')
+    r = run_cli("litter", "--profile", str(prof), "--adv", "3", "--log", "/dev/null/l.log", "--",
+                "sh", "-c", f"touch {marker}")
+    assert r.returncode == 2 and "/dev/null" in r.stderr
+    assert not marker.exists()
+
+
 def test_export_files_are_checked_before_anything_runs(tmp_path):
     r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "-o", str(tmp_path / "o"),
                 "--export-json", "/dev/null/r.json", "--", "true")
