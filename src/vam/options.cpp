@@ -1,6 +1,7 @@
 // options.cpp — read the VAM_* table from the environment without allocating.
 #include "vam/options.hpp"
 
+#include <stdint.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -43,25 +44,108 @@ bool parse_number(const char *s, std::int64_t &out) noexcept {
   return true;
 }
 
-void set(const char *name, const char *value, std::int64_t &field) noexcept {
-  if (equals(name, "VAM_DISCARD")) {
-    if (equals(value, "off") || equals(value, "0")) field = int(DiscardPolicy::off);
-    else if (equals(value, "eager")) field = int(DiscardPolicy::eager);
-    else if (equals(value, "delayed")) field = int(DiscardPolicy::delayed);
-    return;  // unknown words keep the default
+// A line for stderr, built without allocating.
+struct Line {
+  char buf[640];
+  std::size_t n = 0;
+  Line &str(const char *t) noexcept {
+    while (*t && n < sizeof buf - 1) buf[n++] = *t++;
+    return *this;
   }
-  if (equals(name, "VAM_HUGEPAGES")) {
-    if (equals(value, "off") || equals(value, "0")) field = int(HugePages::off);
-    else if (equals(value, "auto")) field = int(HugePages::automatic);
-    else if (equals(value, "always") || equals(value, "1")) field = int(HugePages::always);
-    return;
+  Line &num(std::int64_t v) noexcept {
+    if (v < 0) { str("-"); v = -v; }
+    char tmp[24];
+    int k = 0;
+    do { tmp[k++] = char('0' + v % 10); v /= 10; } while (v && k < 24);
+    while (k && n < sizeof buf - 1) buf[n++] = tmp[--k];
+    return *this;
+  }
+  void emit() noexcept {
+    buf[n++] = '\n';
+    (void)!::write(2, buf, n);
+  }
+};
+
+// A word option's accepted words and their values; nullptr for numbers.
+struct Word {
+  const char *word;
+  int value;
+};
+constexpr Word kDiscardWords[] = {{"off", int(DiscardPolicy::off)}, {"0", int(DiscardPolicy::off)},
+                                  {"eager", int(DiscardPolicy::eager)},
+                                  {"delayed", int(DiscardPolicy::delayed)}, {nullptr, 0}};
+constexpr Word kHugePageWords[] = {{"off", int(HugePages::off)}, {"0", int(HugePages::off)},
+                                   {"auto", int(HugePages::automatic)},
+                                   {"always", int(HugePages::always)}, {"1", int(HugePages::always)},
+                                   {nullptr, 0}};
+const Word *words_of(const char *name) noexcept {
+  if (equals(name, "VAM_DISCARD")) return kDiscardWords;
+  if (equals(name, "VAM_HUGEPAGES")) return kHugePageWords;
+  return nullptr;
+}
+
+// Set `field` from `value`; false (field unchanged) if the value is malformed.
+bool set(const char *name, const char *value, std::int64_t &field) noexcept {
+  if (const Word *w = words_of(name)) {
+    for (; w->word; ++w) {
+      if (equals(value, w->word)) {
+        field = w->value;
+        return true;
+      }
+    }
+    return false;
   }
   std::int64_t v;
-  if (parse_number(value, v)) field = v;
+  if (!parse_number(value, v)) return false;
+  field = v;
+  return true;
+}
+
+// "vam: VAM_X=value ignored: expected UNIT; using DEFAULT" — once per
+// malformed option, naming what is accepted (as mimalloc and jemalloc warn).
+void warn_value(const char *name, const char *value, const char *unit, std::int64_t kept) noexcept {
+  Line l;
+  l.str("vam: ").str(name).str("=").str(value).str(" ignored: expected ").str(unit);
+  if (!words_of(name)) l.str(" (a decimal number, optional k/m/g suffix)");
+  l.str("; using ");
+  if (const Word *w = words_of(name)) {
+    for (; w->word; ++w)
+      if (w->value == kept && (w->word[0] < '0' || w->word[0] > '9')) break;
+    l.str(w->word ? w->word : "?");
+  } else {
+    l.num(kept);
+  }
+  l.emit();
+}
+
+void warn_unknown(const char *entry) noexcept {
+  Line l;
+  l.str("vam: unknown option ");
+  for (const char *e = entry; *e && *e != '=' && l.n < 200; ++e) l.buf[l.n++] = *e;
+  l.str(" ignored; known:");
+#define VAM_OPTION_NAME(name, field, def, unit) l.str(" ").str(name);
+  VAM_OPTIONS(VAM_OPTION_NAME)
+#undef VAM_OPTION_NAME
+  l.emit();
+}
+
+// A value outside its range is clamped, and said so.
+void clamp(const char *name, std::int64_t &field, std::int64_t lo, std::int64_t hi) noexcept {
+  const std::int64_t was = field;
+  if (field < lo) field = lo;
+  if (field > hi) field = hi;
+  if (field != was) {
+    Line l;
+    l.str("vam: ").str(name).str("=").num(was).str(" out of range [").num(lo).str(", ").num(hi)
+        .str("]; using ").num(field);
+    l.emit();
+  }
 }
 
 }  // namespace
 
+// Called once with the environment in place (vam.cpp), so each warning is
+// written once per process.
 bool read_options() noexcept {
   Options &o = options();
   char **env = environ;
@@ -69,19 +153,24 @@ bool read_options() noexcept {
     for (; *env != nullptr; ++env) {
       const char *e = *env;
       if (e[0] != 'V' || e[1] != 'A' || e[2] != 'M' || e[3] != '_') continue;
-#define VAM_OPTION_READ(name, field, def, unit) \
-      if (const char *v = match(e, name)) { set(name, v, o.field); continue; }
+#define VAM_OPTION_READ(name, field, def, unit)                              \
+      if (const char *v = match(e, name)) {                                  \
+        if (!set(name, v, o.field)) warn_value(name, v, unit, o.field);      \
+        continue;                                                            \
+      }
       VAM_OPTIONS(VAM_OPTION_READ)
 #undef VAM_OPTION_READ
+      warn_unknown(e);
     }
   }
-  if (o.large_max < 1024) o.large_max = 1024;
-  if (o.large_max > (1 << 20)) o.large_max = 1 << 20;
-  if (o.discard_threshold < 1) o.discard_threshold = 1;
-  if (o.discard_threshold_alone < 1) o.discard_threshold_alone = 1;
-  if (o.discard_delay_ms < 0) o.discard_delay_ms = 0;
-  if (o.huge_cache < 0) o.huge_cache = 0;
-  if (o.hugepage_min < 0) o.hugepage_min = 0;
+  constexpr std::int64_t kMax = INT64_MAX;
+  clamp("VAM_LARGE_MAX", o.large_max, 1024, 1 << 20);
+  clamp("VAM_DISCARD_THRESHOLD", o.discard_threshold, 1, kMax);
+  clamp("VAM_DISCARD_THRESHOLD_ALONE", o.discard_threshold_alone, 1, kMax);
+  clamp("VAM_DISCARD_DELAY_MS", o.discard_delay_ms, 0, kMax);
+  clamp("VAM_HUGE_CACHE", o.huge_cache, 0, kMax);
+  clamp("VAM_HUGEPAGE_MIN", o.hugepage_min, 0, kMax);
+  clamp("VAM_STATS", o.stats, 0, 1);
   return env != nullptr;
 }
 

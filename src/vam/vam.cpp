@@ -494,7 +494,13 @@ void print_stats(int fd) noexcept {
   vam_stats_t s;
   collect_stats(&s);
   Out o;
-  o.str("vam: statistics\n");
+  // Which process: several under one VAM_STATS=1 write to the same stderr.
+  // program_invocation_short_name is set by the C library before main.
+  o.str("vam: statistics pid ");
+  o.num(static_cast<std::size_t>(::getpid()));
+  o.str(" program ");
+  o.str(program_invocation_short_name ? program_invocation_short_name : "?");
+  o.str("\n");
   o.kv("  live bytes        ", s.live_bytes);
   o.kv("    small           ", s.small_live_bytes);
   o.kv("    large           ", s.large_live_bytes);

@@ -9,6 +9,8 @@
 //   threads   VAM_DISCARD=delayed VAM_DISCARD_THRESHOLD=32 with a second thread
 //             holding a heap: discarded past 32 pages
 //   largemax  VAM_LARGE_MAX=32k: a 40000-byte object is mapped on its own
+//   pid       prints the process id (options_warnings.sh: malformed options
+//             warn once on stderr; VAM_STATS=1 names the process)
 //   hugepages-always  VAM_HUGEPAGES=always: the first segment is advised (its
 //             mapping carries the kernel's "hg" flag); once pages in it are
 //             discarded the advice is withdrawn ("nh")
@@ -129,6 +131,11 @@ static int hugepages_mode(const char *mode) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "pid") == 0) {  // options_warnings.sh checks stderr against this
+    vam_free(vam_malloc(100));
+    printf("options_probe pid: %ld\n", static_cast<long>(getpid()));
+    return 0;
+  }
   if (strncmp(mode, "hugepages-", 10) == 0) return hugepages_mode(mode);
   if (strcmp(mode, "largemax") == 0) {
     vam_stats_t a, b;
