@@ -88,18 +88,27 @@ inline void print_variants(std::FILE *out, AllocSet set, const char *sep) {
   std::FILE *out = status == 0 ? stdout : stderr;
   std::fprintf(out, "usage: %s [--alloc ", prog);
   print_variants(out, set, "|");
+  std::fprintf(out, "] [--scale N] [--quick] [--variants]\n  %s\n", about);
+  const char *lead = "  --alloc    ";
+  for (Alloc a : kAllAllocs) {
+    if (!accepts(set, a)) continue;
+    const char *what = "";
+    switch (a) {
+      case Alloc::Malloc: what = "naive allocation (2026 paper, Table 4)"; break;
+      case Alloc::Custom: what = "the program's own allocator (default)"; break;
+      case Alloc::Reap: what = "libreap replaces the custom allocator"; break;
+      case Alloc::Emulator: what = "the reap calls under REAP_MODE=malloc"; break;
+      case Alloc::Talloc: what = "the region calls through talloc"; break;
+      case Alloc::Apr: what = "the region calls through APR pools"; break;
+      case Alloc::Pmr: what = "the region calls through std::pmr"; break;
+    }
+    std::fprintf(out, "%s%-9s %s\n", lead, alloc_name(a), what);
+    lead = "             ";
+  }
   std::fprintf(out,
-               "] [--scale N] [--quick] [--variants]\n"
-               "  %s\n"
-               "  --alloc    custom:   the program's own allocator (default)\n"
-               "             malloc:   naive allocation (2026 paper, Table 4)\n"
-               "             reap:     libreap replaces the custom allocator\n"
-               "             emulator: the reap calls under REAP_MODE=malloc\n"
-               "             talloc, apr, pmr: the region calls through that library\n"
                "  --scale N  multiply the work by N (0 < N <= 1000, default 1)\n"
                "  --quick    same as --scale 0.02 (for tests)\n"
-               "  --variants print the --alloc values this program accepts and exit\n",
-               about);
+               "  --variants print the --alloc values this program accepts and exit\n");
   std::exit(status);
 }
 
