@@ -123,6 +123,12 @@ def summarise(rows: list[dict], meta: dict) -> dict:
             if base and base.get(m) and c.get(m) and base[m]["median"]:
                 ratio = c[m]["median"] / base[m]["median"]
             c[f"{m}_ratio"] = ratio
+    # The spread of the program-time ratio: each run over the baseline's run of the same round.
+    from alloclab import results as results_mod
+    spreads = results_mod.ratio_spreads({"meta": meta}, rows)
+    for key, c in cells.items():
+        sp = spreads.get(key)
+        c["program_s_ratio_spread"] = sp.as_dict() if sp else None
     # stdout: the most common digest among ok runs is the reference.
     digests = Counter(r["stdout_sha256"] for r in rows if r["status"] == "ok" and r["stdout_sha256"])
     reference = digests.most_common(1)[0][0] if digests else None
@@ -149,6 +155,14 @@ def _fmt_time(s) -> str:
     return f"{s['median']:.4f} [{s['min']:.4f}-{s['max']:.4f}]"
 
 
+def _fmt_ratio(ratio, spread) -> str:
+    if not ratio:
+        return "-"
+    if spread and spread["n"] > 1:
+        return f"{ratio:.3f} ({spread['min']:.2f}-{spread['max']:.2f})"
+    return f"{ratio:.3f}"
+
+
 def format_table(summary: dict) -> str:
     """A plain-text table of medians [min-max] and ratios to the baseline."""
     meta = summary["meta"]
@@ -163,7 +177,7 @@ def format_table(summary: dict) -> str:
         row = [c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}", _fmt_time(c["wall_s"]),
                f"{c['wall_s_ratio']:.3f}" if c["wall_s_ratio"] else "-",
                f"{c['program_s']['median']:.4f}" if c["program_s"] else "-",
-               f"{c['program_s_ratio']:.3f}" if c["program_s_ratio"] else "-",
+               _fmt_ratio(c["program_s_ratio"], c.get("program_s_ratio_spread")),
                f"{c['litter_s']['median']:.4f}" if c["litter_s"] else "-",
                f"{c['user_s']['median']:.4f}" if c["user_s"] else "-",
                f"{c['user_s_ratio']:.3f}" if c["user_s_ratio"] else "-",
@@ -180,7 +194,8 @@ def format_table(summary: dict) -> str:
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
     out = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    out.append(f"baseline: {meta.get('baseline')}; medians over ok runs; ratio = median / baseline median; "
+    out.append(f"baseline: {meta.get('baseline')}; medians over ok runs; ratio = median / baseline median, "
+               "for program s with the min-max of the ratios of runs of the same round; "
                "program s = wall s - litter s (the time littering itself took, from its log)")
     if has_cache:
         out.append(f"* {meta.get('cache_method')}, once per cell, the littering's own misses subtracted "

@@ -149,6 +149,14 @@ def _secs(x) -> str:
     return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.3f} s"
 
 
+def _ratio(ratio, spread) -> str:
+    if not ratio:
+        return "–"
+    if spread and spread["n"] > 1:
+        return f"{ratio:.3f} ({spread['min']:.2f}–{spread['max']:.2f})"
+    return f"{ratio:.3f}"
+
+
 def _cell_name(c) -> str:
     return f"{c['allocator']} Adv_{c['adv']}"
 
@@ -199,7 +207,7 @@ def _results_table(summary: dict) -> list[str]:
         vals = [c["allocator"] + (" (stdout differs!)" if c.get("stdout_differs") else ""), f"Adv_{c['adv']}",
                 f"{c['ok']} / {c['runs']}", _secs(p and p["median"]),
                 f"{_secs(p['min'])} – {_secs(p['max'])}" if p else "–",
-                f"{c['program_s_ratio']:.3f}" if c.get("program_s_ratio") else "–",
+                _ratio(c.get("program_s_ratio"), c.get("program_s_ratio_spread")),
                 _secs(w and w["median"]), _secs(lt and lt["median"]), _secs(u and u["median"]),
                 _size_kib(rss and rss["median"]),
                 f"{c['max_rss_kb_ratio']:.3f}" if c.get("max_rss_kb_ratio") else "–"]
@@ -252,7 +260,7 @@ def write_html(summary: dict, outdir: str, pngs: list[str]) -> str:
              + (f"; each run limited to {meta['timeout_s']:g} s" if meta.get("timeout_s") else "") + ".</p>"]
     parts.append(f"<h2>Results</h2><p>Baseline: <b>{_e(meta.get('baseline'))}</b>. Times are medians over "
                  "the successful runs of each cell; min – max over the same runs; × baseline is the ratio of "
-                 "medians.</p>")
+                 "medians, with the min – max of the ratios of runs of the same round in brackets.</p>")
     parts += _results_table(summary)
     from alloclab import results as results_mod
     warns = results_mod.warnings(summary)

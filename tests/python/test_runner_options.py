@@ -82,6 +82,7 @@ def test_exports(tmp_path):
     assert data["format_version"] == results.FORMAT_VERSION and data["kind"] == "alloclab-compare"
     assert [x["run"] for x in data["runs"]] == ["1", "2"]
     assert data["cells"][0]["ok"] == 2
+    assert data["cells"][0]["program_s_ratio_spread"] == {"median": 1.0, "min": 1.0, "max": 1.0, "mean": 1.0, "n": 2}
     md = m.read_text()
     assert md.startswith("| allocator | level |") and "| glibc | Adv_0 | 2/2 |" in md
     assert results.read_csv(str(c)) == results.read_csv(str(tmp_path / "o" / "results.csv"))
