@@ -485,7 +485,9 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
     # clean and at the study's strongest littering.
     from alloclab import frag
     out["frag"] = []
-    frag_advs = sorted({0, max(p.advs)})
+    # The Vam paper's fragmentation is a clean heap's; the littered one is for --full (each run is
+    # a Valgrind run of a realistically sized heap).
+    frag_advs = sorted({0, max(p.advs)}) if p.mode == "full" else [0]
     for name in ("gp_mix",):
         binary = workloads.binary(name)
         if not binary:
