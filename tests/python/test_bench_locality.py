@@ -1,0 +1,107 @@
+"""bench/locality: cachegrind counts per allocator at the fixed geometry, ASLR off; and the
+bignum_factor workload it measures prints one checksum under every allocator.
+
+Binaries come from build/release (or $ALLOCLAB_BENCH_BUILD), as the bench takes them.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from alloclab import allocators, cache
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
+BENCH = os.path.join(ROOT, "bench", "locality")
+BIGNUM = os.path.join(BUILD, "workloads", "bignum_factor")
+LIBVAM = os.path.join(BUILD, "src", "vam", "libvam.so")
+
+
+def built(path):
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is not built (cmake --build {BUILD})")
+    return path
+
+
+def test_bignum_factor_prints_the_same_checksum_under_every_allocator():
+    built(BIGNUM)
+    libs = {"glibc": None, "vam": built(LIBVAM)}
+    for a in allocators.available():
+        if a.name not in libs:
+            libs[a.name] = a.path
+    seen = {}
+    for name, lib in libs.items():
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        if lib:
+            env["LD_PRELOAD"] = lib
+        cp = subprocess.run([BIGNUM, "--alloc", "malloc", "--scale", "0.1"], capture_output=True, text=True,
+                            env=env, timeout=60)
+        assert cp.returncode == 0, (name, cp.stderr)
+        lines = cp.stdout.strip().splitlines()
+        assert lines[-1].startswith("checksum ") and len(lines[-1].split()[1]) == 16
+        assert "factored 6" in lines  # every number of this size splits
+        seen[name] = lines
+    assert len({tuple(v) for v in seen.values()}) == 1, seen
+
+
+def test_bignum_factor_keeps_the_workload_contract():
+    built(BIGNUM)
+    cp = subprocess.run([BIGNUM, "--variants"], capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 0 and cp.stdout.split()[0] == "malloc"
+    sums = {subprocess.run([BIGNUM, "--alloc", v, "--quick"], capture_output=True, text=True,
+                           timeout=60).stdout.strip().splitlines()[-1] for v in cp.stdout.split()}
+    assert len(sums) == 1, sums
+    for bad in (["--alloc", "emulator"], ["--scale", "0"], ["--frobnicate"]):
+        r = subprocess.run([BIGNUM, *bad], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and r.stderr and "checksum" not in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_locality_bench_counts_misses_per_allocator_at_the_fixed_geometry(tmp_path):
+    built(BIGNUM)
+    built(LIBVAM)
+    env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD)
+    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--programs", "bignum_factor,gp_mix",
+                         "--allocators", "glibc,vam", "--perf", "-o", str(tmp_path)],
+                        capture_output=True, text=True, env=env, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    doc = json.loads((tmp_path / "locality.json").read_text())
+    assert doc["geometry"] == {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "33554432,16,64"}
+    if shutil.which("setarch"):
+        assert doc["aslr"].startswith("off")
+    assert set(doc["programs"]) == {"bignum_factor", "gp_mix"}
+    assert doc["allocators"]["vam"]["path"] == LIBVAM
+    for prog, p in doc["programs"].items():
+        for a in ("glibc", "vam"):
+            r = p["results"][a]
+            assert r["error"] is None, (prog, a, r)
+            assert r["method"] == "cachegrind"
+            assert r["instructions"] > 0 and r["d1_misses"] > 0 and r["ll_misses"] > 0
+            assert r["ll_misses"] <= r["d1_misses"] + r["instructions"]
+    md = (tmp_path / "locality.md").read_text()
+    assert "LL=33554432,16,64" in md and "D1=32768,8,64" in md
+    d1 = md.split("D1 misses")[1].split("LL misses")[0]
+    rows = [line for line in d1.splitlines() if line.startswith("| ") and not line.startswith("| program")]
+    assert [r.split("|")[1].strip() for r in rows] == ["bignum_factor", "gp_mix"]
+    for r in rows:
+        prog = r.split("|")[1].strip()
+        res = doc["programs"][prog]["results"]
+        cells = [c.strip() for c in r.split("|")[2:-1]]
+        assert cells[0] == f"**{res['glibc']['d1_misses'] / 1e6:.3f}**"  # the only peer is the best peer
+        assert cells[2] == f"{res['vam']['d1_misses'] / res['glibc']['d1_misses']:.2f}"
+    # --perf: counters where they exist, else said so and no number
+    if cache.perf_works():
+        assert "L1-dcache-load-misses" in md
+    else:
+        assert "not supported" in md and "L1-dcache-load-misses" not in md
+        assert all("perf" not in p["results"]["vam"] for p in doc["programs"].values())
+
+
+def test_locality_bench_rejects_unknown_programs():
+    cp = subprocess.run([sys.executable, BENCH, "--programs", "gp_mix,nope"], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.returncode == 2 and "nope" in cp.stderr
