@@ -155,11 +155,12 @@ def _fmt_time(s) -> str:
     return f"{s['median']:.4f} [{s['min']:.4f}-{s['max']:.4f}]"
 
 
-def _fmt_ratio(ratio, spread) -> str:
+def format_ratio(ratio, spread, dash: str = "-") -> str:
+    """A ratio with the min-max of its paired ratios, e.g. 1.023 (0.98-1.07)."""
     if not ratio:
-        return "-"
+        return dash
     if spread and spread["n"] > 1:
-        return f"{ratio:.3f} ({spread['min']:.2f}-{spread['max']:.2f})"
+        return f"{ratio:.3f} ({spread['min']:.2f}{dash}{spread['max']:.2f})"
     return f"{ratio:.3f}"
 
 
@@ -177,7 +178,7 @@ def format_table(summary: dict) -> str:
         row = [c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}", _fmt_time(c["wall_s"]),
                f"{c['wall_s_ratio']:.3f}" if c["wall_s_ratio"] else "-",
                f"{c['program_s']['median']:.4f}" if c["program_s"] else "-",
-               _fmt_ratio(c["program_s_ratio"], c.get("program_s_ratio_spread")),
+               format_ratio(c["program_s_ratio"], c.get("program_s_ratio_spread")),
                f"{c['litter_s']['median']:.4f}" if c["litter_s"] else "-",
                f"{c['user_s']['median']:.4f}" if c["user_s"] else "-",
                f"{c['user_s_ratio']:.3f}" if c["user_s_ratio"] else "-",

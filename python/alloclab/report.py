@@ -149,14 +149,6 @@ def _secs(x) -> str:
     return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.3f} s"
 
 
-def _ratio(ratio, spread) -> str:
-    if not ratio:
-        return "–"
-    if spread and spread["n"] > 1:
-        return f"{ratio:.3f} ({spread['min']:.2f}–{spread['max']:.2f})"
-    return f"{ratio:.3f}"
-
-
 def _cell_name(c) -> str:
     return f"{c['allocator']} Adv_{c['adv']}"
 
@@ -207,7 +199,7 @@ def _results_table(summary: dict) -> list[str]:
         vals = [c["allocator"] + (" (stdout differs!)" if c.get("stdout_differs") else ""), f"Adv_{c['adv']}",
                 f"{c['ok']} / {c['runs']}", _secs(p and p["median"]),
                 f"{_secs(p['min'])} – {_secs(p['max'])}" if p else "–",
-                _ratio(c.get("program_s_ratio"), c.get("program_s_ratio_spread")),
+                compare_mod.format_ratio(c.get("program_s_ratio"), c.get("program_s_ratio_spread"), "–"),
                 _secs(w and w["median"]), _secs(lt and lt["median"]), _secs(u and u["median"]),
                 _size_kib(rss and rss["median"]),
                 f"{c['max_rss_kb_ratio']:.3f}" if c.get("max_rss_kb_ratio") else "–"]
