@@ -65,11 +65,46 @@ inline void *map(std::size_t bytes) noexcept {
 // least the page size), or, with a `skew` (a multiple of the page size below
 // `alignment`), whose start + skew is: over-map, then trim both ends. The
 // skew lets an object sit at an aligned address behind a header page.
+//
+// Over-mapping needs `alignment` more address space for a moment, which a
+// tight RLIMIT_AS (ulimit -v) may refuse. So first map just `bytes`: if the
+// kernel's choice is aligned, done; if not, ask for the aligned address at
+// or below it (the kernel fills the address space downwards, so that is
+// usually free). Only then over-map.
 inline void *map_aligned(std::size_t bytes, std::size_t alignment, std::size_t skew = 0) noexcept {
   const std::size_t ps = page_size();
   if (alignment <= ps) return map(bytes);
   const std::size_t span = bytes + alignment;
   if (span < bytes) return nullptr;
+  const int saved = errno;  // the attempts below may fail; success must not change errno
+  auto fits = [&](void *p) {
+    return ((reinterpret_cast<std::uintptr_t>(p) + skew) & (alignment - 1)) == 0;
+  };
+  void *first = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (first != MAP_FAILED) {
+    if (fits(first)) {
+      counters().maps.fetch_add(1, std::memory_order_relaxed);
+      counters().mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      return first;
+    }
+    ::munmap(first, bytes);
+    const auto at = reinterpret_cast<std::uintptr_t>(first);
+    const std::uintptr_t below = ((at + skew) & ~(alignment - 1)) - skew;
+    if (below <= at) {
+      void *hinted = ::mmap(reinterpret_cast<void *>(below), bytes, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (hinted != MAP_FAILED) {
+        if (fits(hinted)) {
+          counters().maps.fetch_add(1, std::memory_order_relaxed);
+          counters().mapped_bytes.fetch_add(bytes, std::memory_order_relaxed);
+          return hinted;
+        }
+        ::munmap(hinted, bytes);
+      }
+    }
+  }
+  errno = saved;
   void *raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;

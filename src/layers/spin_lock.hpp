@@ -18,6 +18,10 @@ class SpinLock {
       while (flag_.load(std::memory_order_relaxed)) ::sched_yield();
     }
   }
+  // Take it only if free now: for work that can just as well be done later.
+  bool try_lock() noexcept {
+    return !flag_.load(std::memory_order_relaxed) && !flag_.exchange(true, std::memory_order_acquire);
+  }
   void unlock() noexcept { flag_.store(false, std::memory_order_release); }
   // After fork() in the child: whoever held it no longer exists.
   void reset() noexcept { flag_.store(false, std::memory_order_relaxed); }

@@ -130,6 +130,9 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     if (reinterpret_cast<std::uintptr_t>(b) / kPage != before / kPage) h->counters.pages_in_use.add(1);
     h->counters.pages_in_use.add(block_pages(kind));
   }
+  Segment *bs = segment_of(b->start);
+  ++bs->used_blocks;
+  bs->idle = 0;
   const std::size_t size = class_size(cls);
   const std::size_t cap = (kind ? kMediumBlockBytes : kSmallBlockBytes) / size;
   b->size = static_cast<std::uint32_t>(size);
@@ -167,6 +170,7 @@ void retire(Heap *h, Block *b) noexcept {
   avail_remove(h, b);
   store_relaxed(b->state, BlockState::empty);
   h->counters.class_blocks[b->cls].add(-1);
+  --segment_of(b->start)->used_blocks;
   const int kind = kind_of_class(b->cls);
   switch (static_cast<DiscardPolicy>(options().discard)) {
     case DiscardPolicy::eager:
@@ -351,6 +355,72 @@ void drain_remote(Heap *h) noexcept {
   }
 }
 
+// Address space goes back too (§4: after 300 MB of small objects are freed,
+// malloc(300 MB) must fit under the same ulimit -v). A small or medium
+// segment whose blocks are all on the empty lists at two collections in a
+// row (collections are themselves delayed, VAM_DISCARD) is unmapped — except
+// the segments the heap is carving, kept against a program that frees
+// everything and allocates again at once.
+namespace {
+
+constexpr std::uint32_t kDoomed = 2;
+
+// Pages still counted for segment s once all its blocks are discarded: the
+// header page and the block-table pages up to the last carved record.
+std::int64_t table_pages(Segment *s) noexcept {
+  if (s->next_block == s->first_block()) return 1;
+  const auto last = reinterpret_cast<std::uintptr_t>(s->blocks() + (s->next_block - 1)) -
+                    reinterpret_cast<std::uintptr_t>(s);
+  return static_cast<std::int64_t>(last / kPage) + 1;
+}
+
+void release_empty_segments(Heap *h) noexcept {
+  bool any = false;
+  for (Segment *s = h->block_segs.load(std::memory_order_relaxed); s; s = s->next) {
+    if (s->used_blocks != 0 || s == h->carve[0] || s == h->carve[1]) continue;
+    s->idle = s->idle ? kDoomed : 1;
+    any |= s->idle == kDoomed;
+  }
+  if (!any) return;
+  // Their blocks leave the empty lists (every empty block is clean here:
+  // heap_collect has just discarded the dirty ones).
+  for (int kind = 0; kind < 2; ++kind) {
+    Block **link = &h->empty_clean[kind];
+    while (Block *b = *link) {
+      if (segment_of(b->start)->idle == kDoomed) *link = b->next;
+      else link = &b->next;
+    }
+  }
+  // Off the heap's list, under the lock a statistics walk holds.
+  Segment *doomed = nullptr;
+  Segment *kept = nullptr;
+  Segment **tail = &kept;
+  segment_walk_lock();
+  for (Segment *s = h->block_segs.load(std::memory_order_relaxed), *next; s; s = next) {
+    next = s->next;
+    if (s->idle == kDoomed) {
+      s->next = doomed;
+      doomed = s;
+    } else {
+      *tail = s;
+      tail = &s->next;
+    }
+  }
+  *tail = nullptr;
+  h->block_segs.store(kept, std::memory_order_release);
+  segment_walk_unlock();
+  while (Segment *s = doomed) {
+    doomed = s->next;
+    h->counters.segments.add(-1);
+    h->counters.pages_in_use.add(-table_pages(s));
+    hugepages_unmapping(h->counters, s);
+    segment_map_set(s, false);
+    os::unmap(s, s->map_bytes);
+  }
+}
+
+}  // namespace
+
 void heap_collect(Heap *h) noexcept {
   for (int kind = 0; kind < 2; ++kind) {
     // Blocks empty out in the program's order, not the address order they
@@ -378,6 +448,7 @@ void heap_collect(Heap *h) noexcept {
   }
   h->large.sweep();
   h->dirty_pages = 0;
+  release_empty_segments(h);
 }
 
 void heap_abandon(Heap *h) noexcept {

@@ -30,6 +30,11 @@ struct Heap {
   Block *avail[kNumClasses] = {};
   HeapCounters counters;
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
+  // Abandoned (its thread exited) or the shared exit heap: nobody drains
+  // `remote` in a slow path, so remote frees count themselves and every
+  // kOrphanBatch-th one has the freeing thread apply them (vam.cpp).
+  std::atomic<std::uint32_t> orphan{0};
+  std::atomic<std::uint32_t> orphan_frees{0};
   alignas(64) Heap *all_next = nullptr;     // every heap ever made (global list)
   Heap *abandoned_next = nullptr;
   Segment *carve[2] = {};                   // segment handing out fresh blocks (small, medium)
@@ -56,6 +61,11 @@ void hugepages_new_segment(Heap *h, Segment *s) noexcept;
 void hugepages_discarding(HeapCounters &c, Segment *s) noexcept;
 void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept;
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
+void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
+// Unmapping a segment must not race a statistics walk of block_segs: both
+// hold this lock (vam.cpp). Taken after the global lock, never before.
+void segment_walk_lock() noexcept;
+void segment_walk_unlock() noexcept;
 int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 
 // Allocation fast path: reap allocation from the front block (§3.4) —
@@ -128,6 +138,7 @@ inline void remote_free(Heap *owner, void *p) noexcept {
     f->next = head;
   } while (!owner->remote.compare_exchange_weak(head, f, std::memory_order_release,
                                                 std::memory_order_relaxed));
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
 }
 
 }  // namespace alloclab::vam

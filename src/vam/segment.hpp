@@ -119,6 +119,8 @@ struct Segment {
   char *touched_end;           // large: end of the part ever handed out (for pages in use)
   std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
   std::uint32_t hugepages;     // small/medium/large: advised to use transparent huge pages
+  std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
+  std::uint32_t idle;          // small/medium: collections that found it empty (heap.cpp)
 
   Block *blocks() noexcept {
     return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);

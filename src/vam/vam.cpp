@@ -40,7 +40,10 @@ struct Global {
   // Threads past their heap's abandonment (TLS destructors that run after
   // vam's) allocate from this one heap, one call at a time under its lock.
   SpinLock exit_lock;
-  Heap *exit_heap = nullptr;
+  std::atomic<Heap *> exit_heap{nullptr};  // written under exit_lock
+  // Held by a statistics walk of the heaps' segment lists and by whoever
+  // unlinks a segment to unmap it; taken after `lock`, never before.
+  SpinLock walk_lock;
 };
 
 Global g;  // constant-initialised: usable before any constructor runs
@@ -56,10 +59,12 @@ __thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 void fork_prepare() noexcept {
   g.exit_lock.lock();  // before g.lock: an exiting allocation takes them in this order
   g.lock.lock();
+  g.walk_lock.lock();
   huge_fork_prepare();
 }
 void fork_parent() noexcept {
   huge_fork_parent();
+  g.walk_lock.unlock();
   g.lock.unlock();
   g.exit_lock.unlock();
 }
@@ -70,6 +75,7 @@ void fork_child() noexcept {
   g.live.store(t_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
   g.exit_lock.reset();
+  g.walk_lock.reset();
 }
 
 void thread_done(void *arg) noexcept {
@@ -79,6 +85,8 @@ void thread_done(void *arg) noexcept {
   t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
   heap_abandon(h);
+  h->orphan_frees.store(0, std::memory_order_relaxed);
+  h->orphan.store(1, std::memory_order_relaxed);
   g.lock.lock();
   h->abandoned_next = g.abandoned.load(std::memory_order_relaxed);
   g.abandoned.store(h, std::memory_order_relaxed);
@@ -115,16 +123,57 @@ int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
 // before reporting statistics, apply those frees: holding the global lock
 // makes us the heaps' only user (adoption needs the lock too). Emptied
 // blocks and large chunks are then discarded per VAM_DISCARD.
-void reclaim_abandoned() noexcept {
-  if (g.abandoned.load(std::memory_order_relaxed) == nullptr) return;
-  g.lock.lock();
-  for (Heap *h = g.abandoned.load(std::memory_order_relaxed); h; h = h->abandoned_next) {
-    if (h->remote.load(std::memory_order_relaxed) == nullptr) continue;
-    drain_remote(h);
-    if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+//
+// The frees themselves also see to it (orphan_freed): without that, a
+// program whose threads exit after allocating while main frees everything
+// kept it all resident until some thread next mapped a segment.
+namespace {
+
+void apply_orphan_frees(Heap *h) noexcept {
+  h->orphan_frees.store(0, std::memory_order_relaxed);
+  if (h->remote.load(std::memory_order_relaxed) == nullptr) return;
+  drain_remote(h);
+  if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+}
+
+// With g.lock held.
+void reclaim_locked() noexcept {
+  for (Heap *h = g.abandoned.load(std::memory_order_relaxed); h; h = h->abandoned_next)
+    apply_orphan_frees(h);
+  // The exit heap, unless an exiting thread is allocating from it right now.
+  Heap *x = g.exit_heap.load(std::memory_order_acquire);
+  if (x && x->remote.load(std::memory_order_relaxed) != nullptr && g.exit_lock.try_lock()) {
+    apply_orphan_frees(x);
+    g.exit_lock.unlock();
   }
+}
+
+}  // namespace
+
+void reclaim_abandoned() noexcept {
+  if (g.abandoned.load(std::memory_order_relaxed) == nullptr &&
+      g.exit_heap.load(std::memory_order_relaxed) == nullptr)
+    return;
+  g.lock.lock();
+  reclaim_locked();
   g.lock.unlock();
 }
+
+// Every kOrphanBatch-th free into an orphan heap applies the frees waiting
+// on all of them, so their pages go back (and their segments, once empty)
+// within that many frees, whatever the other threads do. If another thread
+// holds the lock, the count stays up and the next such free tries again.
+constexpr std::uint32_t kOrphanBatch = 256;
+
+void orphan_freed(Heap *h) noexcept {
+  if (h->orphan_frees.fetch_add(1, std::memory_order_relaxed) + 1 < kOrphanBatch) return;
+  if (!g.lock.try_lock()) return;
+  reclaim_locked();
+  g.lock.unlock();
+}
+
+void segment_walk_lock() noexcept { g.walk_lock.lock(); }
+void segment_walk_unlock() noexcept { g.walk_lock.unlock(); }
 
 namespace {
 
@@ -149,6 +198,7 @@ Heap *new_listed_heap() noexcept {
     g.abandoned.store(h->abandoned_next, std::memory_order_relaxed);
     h->abandoned_next = nullptr;
     --g.abandoned_count;
+    h->orphan.store(0, std::memory_order_relaxed);
   }
   g.lock.unlock();
   if (!h) {
@@ -193,8 +243,14 @@ void *alloc_in(Heap *h, std::size_t n, std::size_t align) noexcept {
 // from any thread that owns no heap.
 [[gnu::noinline]] void *exiting_alloc(std::size_t n, std::size_t align) noexcept {
   g.exit_lock.lock();
-  Heap *h = g.exit_heap;
-  if (!h) h = g.exit_heap = new_listed_heap();
+  Heap *h = g.exit_heap.load(std::memory_order_relaxed);
+  if (!h) {
+    h = new_listed_heap();
+    if (h) {
+      h->orphan.store(1, std::memory_order_relaxed);  // no thread drains it in a slow path
+      g.exit_heap.store(h, std::memory_order_release);
+    }
+  }
   void *p = h ? alloc_in(h, n, align) : fail_nomem();
   g.exit_lock.unlock();
   return p;
@@ -425,6 +481,7 @@ void collect_stats(vam_stats_t *out) noexcept {
   std::int64_t class_blocks[kNumClasses] = {};
   std::int64_t large_bytes = 0, large_objs = 0, pages = 0, discarded = 0, calls = 0, segs = 0, hsegs = 0;
   g.lock.lock();
+  g.walk_lock.lock();
   for (Heap *h = g.all; h; h = h->all_next) {
     const HeapCounters &c = h->counters;
     for (unsigned k = 0; k < kNumClasses; ++k) class_blocks[k] += c.class_blocks[k].get();
@@ -439,6 +496,7 @@ void collect_stats(vam_stats_t *out) noexcept {
   }
   out->heaps = g.heaps;
   out->abandoned_heaps = g.abandoned_count;
+  g.walk_lock.unlock();
   g.lock.unlock();
   const HugeCounters &hc = huge_counters();
   for (unsigned k = 0; k < kNumClasses; ++k) {

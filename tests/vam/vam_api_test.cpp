@@ -2,9 +2,11 @@
 // ...). These run in every build, including ASan+UBSan.
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -911,6 +913,114 @@ TEST(VamThreads, FreesIntoAnExitedThreadsHeapAreReclaimed) {
   for (void *p : v) vam_free(p);  // remote frees into an abandoned heap
   const vam_stats_t after = stats();  // statistics apply them first
   EXPECT_LE(after.live_bytes + 1000 * 3000 + 1000 * 100, before.live_bytes + 4096);
+}
+
+// ---- memory goes back to the system ----------------------------------------
+
+// Resident and mapped sizes of this process, in bytes (/proc/self/statm).
+size_t statm_field(int i) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long v[2] = {0, 0};
+  const int n = fscanf(f, "%lu %lu", &v[0], &v[1]);
+  fclose(f);
+  return n == 2 ? v[i] * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+size_t rss_bytes() { return statm_field(1); }
+size_t mapped_bytes() { return statm_field(0); }
+
+TEST(VamMemoryBack, CrossThreadFreesIntoExitedThreadsComeBackWithoutAnyCall) {
+  // Threads allocate and exit; main frees everything and calls nothing else
+  // of vam's. Their heaps are abandoned: the frees must be applied and the
+  // pages given back without another thread's slow path or vam_stats.
+  constexpr int kThreads = 4;
+  constexpr size_t kPerThread = size_t{40} << 20;
+  constexpr size_t kSize = 200;
+  std::vector<std::vector<void *>> objs(kThreads);
+  for (auto &v : objs) v.reserve(kPerThread / kSize);
+  const size_t rss0 = rss_bytes();
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (size_t i = 0; i < kPerThread / kSize; ++i) {
+        void *p = vam_malloc(kSize);
+        memset(p, 1, kSize);
+        objs[t].push_back(p);
+      }
+    });
+  for (auto &t : ts) t.join();
+  const size_t rss1 = rss_bytes();
+  ASSERT_GT(rss1, rss0 + kThreads * kPerThread * 3 / 4);
+  for (auto &v : objs)
+    for (void *p : v) vam_free(p);
+  const size_t rss2 = rss_bytes();
+  printf("rss: before %zu MB, allocated %zu MB, after main freed %zu MB\n", rss0 >> 20, rss1 >> 20,
+         rss2 >> 20);
+#if !defined(__SANITIZE_THREAD__)  // TSan's shadow of those writes stays resident
+  EXPECT_LT(rss2, rss0 + (size_t{24} << 20));  // was all 160 MB until a vam_stats() call
+#endif
+  const vam_stats_t s = stats();
+  EXPECT_LT(s.small_live_bytes, size_t{1} << 20);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define VAM_SANITIZED 1
+#endif
+
+// Address-space limits (ulimit -v) in a fresh process: the sanitizers
+// reserve terabytes up front, so these run only in plain builds.
+[[noreturn]] void big_object_after_small_ones_under_ulimit() {
+  // ulimit -v 600000, as glibc and mimalloc pass it.
+  const rlimit lim{600000ul * 1024, 600000ul * 1024};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  // 300 MB of 64-byte objects, linked through themselves.
+  void *head = nullptr;
+  for (size_t i = 0; i < (size_t{300} << 20) / 64; ++i) {
+    void **p = static_cast<void **>(vam_malloc(64));
+    if (!p) _exit(4);
+    *p = head;
+    head = p;
+  }
+  while (head) {
+    void *next = *static_cast<void **>(head);
+    vam_free(head);
+    head = next;
+  }
+  void *big = vam_malloc(size_t{300} << 20);
+  if (!big) _exit(5);
+  memset(big, 1, size_t{300} << 20);
+  vam_free(big);
+  _exit(0);
+}
+
+TEST(VamMemoryBack, EmptySegmentsAreUnmappedSoABigObjectFitsUnderUlimitV) {
+#ifdef VAM_SANITIZED
+  GTEST_SKIP() << "RLIMIT_AS cannot be used under a sanitizer";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(big_object_after_small_ones_under_ulimit(), ::testing::ExitedWithCode(0), "");
+}
+
+[[noreturn]] void new_segment_under_tight_ulimit() {
+  vam_free(vam_malloc(64));  // vam is up: options, a heap, a segment
+  // Room for one more 4 MiB segment (and a little), not for 8 MiB.
+  const size_t limit = mapped_bytes() + (size_t{6} << 20);
+  const rlimit lim{limit, limit};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(3);
+  // 64-byte objects until they need a new segment.
+  const size_t segs = stats().segments;
+  for (int i = 0; stats().segments == segs; ++i)
+    for (int k = 0; k < 1000; ++k)
+      if (!vam_malloc(64)) _exit(4);
+  _exit(0);
+}
+
+TEST(VamMemoryBack, ANewSegmentNeedsNoTwiceItsSizeOfAddressSpace) {
+#ifdef VAM_SANITIZED
+  GTEST_SKIP() << "RLIMIT_AS cannot be used under a sanitizer";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(new_segment_under_tight_ulimit(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(VamThreads, ManyThreadsAllocateAndFreeEachOthersObjects) {
