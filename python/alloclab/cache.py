@@ -33,7 +33,7 @@ from alloclab import LabError, runner
 
 # 32 KiB 8-way L1s and a 1 MiB 16-way last level, 64-byte lines: a plain
 # modern core's private caches.
-GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "1048576,16,64"}
+GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "33554432,16,64"}
 METHODS = ("auto", "perf", "cachegrind", "off")
 
 
@@ -96,7 +96,8 @@ def _cachegrind(cmd, preload, env, workdir, tag, timeout) -> dict:
     vg = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
           f"--I1={GEOMETRY['I1']}", f"--D1={GEOMETRY['D1']}", f"--LL={GEOMETRY['LL']}",
           f"--cachegrind-out-file={pattern}", "--"]
-    r = runner.run(vg + list(cmd), preload=preload, env=env, timeout=timeout)
+    r = runner.run(no_aslr() + vg + list(cmd), preload=preload, env=env, timeout=timeout)
+    res["aslr"] = "off (setarch -R)" if no_aslr() else "on (setarch is missing)"
     files = glob.glob(os.path.join(glob.escape(workdir), f"cachegrind.{tag}.*"))
     totals: dict[str, int] = {}
     for path in files:
@@ -191,6 +192,15 @@ def split_littering(res: dict, alone: dict | None, plain: dict | None) -> dict:
                          "the program's own count is reported as 0")
         res[f"program_{k}"] = max(0, v - base)
     return res
+
+
+def no_aslr() -> list[str]:
+    """The prefix that runs a command with address-space randomisation off,
+    so cache counts do not move with the layout of one run; [] without setarch."""
+    import platform
+    if shutil.which("setarch"):
+        return ["setarch", platform.machine(), "-R"]
+    return []
 
 
 def measure(cmd, method: str, preload=(), env=None, workdir: str = ".", tag: str = "run",

@@ -424,7 +424,7 @@ def locality(p: Plan, progress) -> list:
         p.notes.append(f"cache misses not measured: {e}")
         return []
     out = []
-    for name in ("gp_mix", "boxed_sim", "compiler", "interp"):
+    for name in ("bignum_factor", "gp_mix", "boxed_sim", "compiler", "interp"):
         binary = workloads.binary(name)
         if not binary:
             continue

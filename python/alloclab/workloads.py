@@ -125,6 +125,9 @@ CATALOG: tuple[Workload, ...] = (
     Workload("mempool_iter", "hybrid",
              "Blender's BLI_mempool under the sculpt brush (2026): a pool with free and iteration",
              "", ("malloc", "custom", "reap") + _LIKE),
+    Workload("bignum_factor", "general",
+             "cfrac: continued-fraction factoring with bignums, many short-lived numbers of many small sizes",
+             "", ("malloc", "reap")),
     Workload("gp_mix", "general",
              "espresso and 253.perlbmk: many sizes and realloc growth, no custom allocator",
              "253.perlbmk", ("malloc", "reap")),
@@ -139,16 +142,11 @@ def find(name: str) -> Workload:
 
 
 def workload_dirs() -> list[str]:
-    """Where workload binaries are looked for, first match wins:
-    $ALLOCLAB_WORKLOADS, the release build tree, then the install prefixes."""
-    from alloclab import allocators as alloc_mod  # the install prefixes live there
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.normpath(os.path.join(here, "..", ".."))
-    dirs = [os.environ.get("ALLOCLAB_WORKLOADS", ""), os.path.join(root, "build", "release", "workloads")]
-    for prefix in alloc_mod._install_prefixes():
-        dirs.append(os.path.join(prefix, "libexec", "alloclab", "workloads"))
-    return [d for d in dirs if d and os.path.isdir(d)]
+    """Where workload binaries are looked for, first match wins: the lab's one
+    search order (alloclab.paths: $ALLOCLAB_PREFIX, the checkout's build tree,
+    the install prefixes), in each its workloads/ or libexec/alloclab/workloads/."""
+    from alloclab import paths
+    return paths.workload_dirs()
 
 
 def binary(name: str) -> str | None:

@@ -97,7 +97,7 @@ def test_compare_with_cachegrind(cbuild, tmp_path, libdir):
     # which littering changes only somewhat (its mallocs take other paths).
     assert 0.5 * cells[0]["instructions"] < cells[10]["program_instructions"] < 1.5 * cells[0]["instructions"]
     html = (out / "report.html").read_text()
-    assert "D1=32768,8,64" in html and "LL=1048576,16,64" in html
+    assert "D1=32768,8,64" in html and "LL=33554432,16,64" in html
     assert (out / "cache.png").exists()
 
 

@@ -42,10 +42,11 @@ def test_find_names_the_known_ones_when_it_fails():
 
 
 def test_binary_honours_the_environment(tmp_path, monkeypatch):
-    fake = tmp_path / "interp"
+    (tmp_path / "workloads").mkdir()
+    fake = tmp_path / "workloads" / "interp"
     fake.write_text("#!/bin/sh\necho malloc custom\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("ALLOCLAB_WORKLOADS", str(tmp_path))
+    monkeypatch.setenv("ALLOCLAB_PREFIX", str(tmp_path))
     assert workloads.binary("interp") == str(fake)
     # only what the binary says it accepts, in the catalog's order
     assert workloads.accepted_variants("interp") == ("malloc", "custom")
