@@ -673,6 +673,21 @@ def verdict_lines(vs: list) -> list[str]:
     return out
 
 
+def verdicts_markdown(vs: list) -> str:
+    """The verdict table as Markdown (for docs/results.md: the numbers of one named run)."""
+    out = ["| id | paper | claim | paper | measured | spread | n | verdict |",
+           "|---|---|---|---|---:|---|---:|---|"]
+    for v in vs:
+        u = v.get("unit", "%")
+        meas = verdicts.show(v["measured"], u) if v["n"] else "–"
+        spread = (f"{verdicts.show(v['low'], u)} … {verdicts.show(v['high'], u)}" if v["n"] else "–")
+        note = " (" + "; ".join(x for x in (v.get("note"), v.get("weight_note")) if x) + ")" \
+            if v.get("note") or v.get("weight_note") else ""
+        out.append(f"| {v['id']} | {v['paper']} | {v['claim']} | {v['paper_value']} | {meas} | {spread} | "
+                   f"{v['n']} | **{v['verdict']}**{note} |")
+    return "\n".join(out) + "\n"
+
+
 def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr) -> dict:
     from alloclab import study_report
     start = time.monotonic()
@@ -720,6 +735,7 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
                 {"format_version": FORMAT_VERSION, "run": analysis["meta"]["mode"],
                  "spread": "min-max over the repeats (each with its own littering seed); exact for "
                            "deterministic instruments", "verdicts": analysis["verdicts"]})
+    _write(os.path.join(outdir, "verdicts.md"), verdicts_markdown(analysis["verdicts"]))
     report = study_report.write_report(analysis, outdir)
     say("\nVerdicts (the papers' claims on this machine):")
     for line in verdict_lines(analysis["verdicts"]):
