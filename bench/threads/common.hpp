@@ -151,6 +151,12 @@ inline std::uint64_t value_of(std::uint64_t seed, std::uint64_t i) {
 // Sums both ways: `made` on allocation, `freed` on free; equal at the end.
 struct Tally {
   std::atomic<std::uint64_t> made{0}, freed{0}, ops{0};
+  // One thread's share, added once when it ends (the sums are order-free).
+  void add(std::uint64_t m, std::uint64_t f, long steps) {
+    made += m;
+    freed += f;
+    ops += static_cast<std::uint64_t>(steps);
+  }
 };
 
 inline int finish(const char *name, const Tally &t) {

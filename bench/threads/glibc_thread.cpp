@@ -25,9 +25,7 @@ void work(int id, long steps, std::size_t size, tb::Tally &t) {
   }
   for (tb::Obj *o : ring)
     if (o) freed += tb::take(o);
-  t.made += made;
-  t.freed += freed;
-  t.ops += static_cast<std::uint64_t>(steps);
+  t.add(made, freed, steps);
 }
 
 }  // namespace

@@ -32,9 +32,7 @@ void work(SlotArray &a, long steps, tb::Tally &t) {
     a.slot[s] = tb::make(a.rng.range(kMinSize, kMaxSize), v);
     made += v;
   }
-  t.made += made;
-  t.freed += freed;
-  t.ops += static_cast<std::uint64_t>(steps);
+  t.add(made, freed, steps);
 }
 
 }  // namespace

@@ -52,9 +52,7 @@ void work(std::uint64_t seed, long steps, std::vector<std::atomic<tb::Obj *>> &t
       freed += tb::take(o);
     }
   }
-  t.made += made;
-  t.freed += freed;
-  t.ops += static_cast<std::uint64_t>(steps);
+  t.add(made, freed, steps);
 }
 
 }  // namespace

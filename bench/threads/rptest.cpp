@@ -64,9 +64,7 @@ void work(int id, int threads, long steps, std::vector<Inbox> &inbox, std::atomi
     std::this_thread::yield();
   }
   freed += drain(inbox[static_cast<std::size_t>(id)]);
-  t.made += made;
-  t.freed += freed;
-  t.ops += static_cast<std::uint64_t>(steps);
+  t.add(made, freed, steps);
 }
 
 }  // namespace
