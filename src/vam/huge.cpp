@@ -127,16 +127,19 @@ void huge_free(Segment *s, void *p) noexcept {
   if (VAM_UNLIKELY(static_cast<char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - usable)))
     corruption("free(): invalid pointer (inside a huge object)", p);
   s->usable = 0;
+  // Read before cache_put: once in the cache, another thread may take the
+  // mapping, resize, move or unmap it.
+  const std::size_t bytes = s->map_bytes;
+  const auto pages = static_cast<std::int64_t>(bytes / kPage);
   HugeCounters &c = huge_counters();
   c.live_bytes.fetch_sub(static_cast<std::int64_t>(usable), std::memory_order_relaxed);
   c.live_objects.fetch_sub(1, std::memory_order_relaxed);
-  c.pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
-  if (cache_put(s)) {
-    c.cached_pages.fetch_add(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
-    return;
-  }
+  c.pages.fetch_sub(pages, std::memory_order_relaxed);
+  c.cached_pages.fetch_add(pages, std::memory_order_relaxed);  // before another thread's take subtracts it
+  if (cache_put(s)) return;
+  c.cached_pages.fetch_sub(pages, std::memory_order_relaxed);
   segment_map_set(s, false);
-  os::unmap(s, s->map_bytes);
+  os::unmap(s, bytes);
 }
 
 void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
