@@ -56,13 +56,13 @@ MODES = {
     # how many allocators, whether the clean-only variants (emulator, talloc, apr, pmr) run
     "quick": {"scale": "0.1", "advs": [0, 3], "repeat": 2, "warmup": False, "real": 0.15,
               "max_allocators": 4, "like_variants": False, "memory_scale": "0.02",
-              "frag_scale": "0.05"},
+              "frag_scale": "0.05", "weights_scale": "0.02"},
     "default": {"scale": "0.5", "advs": [0, 3], "repeat": 3, "warmup": False, "real": 1.0,
                 "max_allocators": 5, "like_variants": True, "memory_scale": "0.05",
-                "frag_scale": "0.3"},
+                "frag_scale": "0.3", "weights_scale": "0.5"},
     "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
              "max_allocators": 5, "like_variants": True, "memory_scale": "0.1",
-             "frag_scale": "0.3"},
+             "frag_scale": "0.3", "weights_scale": "0.5"},
 }
 PREFERRED = ["glibc", "jemalloc", "mimalloc", "vam", "tcmalloc"]
 
@@ -92,6 +92,7 @@ class Plan:
     notes: list
     seed: int = 42
     frag_scale: str = "0.3"    # fragmentation needs a heap of realistic size: pages round up small ones
+    weights_scale: str = "0.5"  # the memory-operations share, measured at the size the study times
 
     def groups(self) -> dict:
         """workload -> its programs, naive variant first."""
@@ -271,7 +272,7 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> P
     if not programs:
         raise LabError("nothing to run: build the workloads first (make)")
     return Plan(mode, allocs, list(m["advs"]), m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
-                programs, notes, frag_scale=m["frag_scale"])
+                programs, notes, frag_scale=m["frag_scale"], weights_scale=m["weights_scale"])
 
 
 # ---------------------------------------------------------------- running
@@ -390,9 +391,9 @@ def weights(p: Plan, progress) -> dict:
         if not binary:
             continue
         if progress:
-            print(f"== study weight {w.name}/malloc (callgrind, scale {p.memory_scale})", file=progress, flush=True)
+            print(f"== study weight {w.name}/malloc (callgrind, scale {p.weights_scale})", file=progress, flush=True)
         try:
-            m = memops.measure([binary, "--alloc", "malloc", "--scale", p.memory_scale], timeout=900)
+            m = memops.measure([binary, "--alloc", "malloc", "--scale", p.weights_scale], timeout=1800)
         except LabError as e:
             p.notes.append(f"memory-operations share of {w.name}: {e}")
             continue
@@ -405,7 +406,7 @@ def weights(p: Plan, progress) -> dict:
         elif paper is not None and paper == 0 and share is not None:
             within = share < 0.01
         out[w.name] = {"memops_share": share, "paper_program": w.paper_program or None, "paper_share": paper,
-                       "within_band": within, "scale": p.memory_scale,
+                       "within_band": within, "scale": p.weights_scale,
                        "instructions": m.get("instructions")}
     return out
 

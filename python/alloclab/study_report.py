@@ -270,7 +270,8 @@ def write_report(analysis: dict, outdir: str) -> str:
         sec.append("<h2 id='stats'>Allocation statistics and weights (the 2002 paper's Table 3)</h2>"
                    "<p>Objects, max live and mean size from each program's profile (its naive variant); the "
                    "memory-operations share is callgrind's count of instructions inside the allocator over the "
-                   "program's, on glibc, beside the paper program's share. A verdict drawn from a workload outside "
+                   f"program's, on glibc, at scale {_e(next(iter(w8.values()), {}).get('scale', '?'))}, beside the "
+                   "paper program's share. A verdict drawn from a workload outside "
                    "a factor of 1.5 of its program says so.</p>"
                    + _table(["program", "objects", "max live objects", "mean size", "memory ops share",
                              "paper program", "its share", "within 1.5x"], rows))
