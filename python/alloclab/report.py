@@ -26,6 +26,7 @@ import html
 import os
 
 from alloclab import compare as compare_mod
+from alloclab import plots
 
 
 def _levels(summary):
@@ -42,25 +43,16 @@ def _bars(ax, summary, metric, normalise: bool, ylabel: str, title: str):
     base_cell = next((c for c in summary["cells"]
                       if compare_mod._cell_key(c["allocator"], c["adv"]) == summary["meta"]["baseline"]), None)
     base = base_cell[metric]["median"] if normalise and base_cell and base_cell.get(metric) else None
-    width = 0.8 / max(1, len(levels))
-    for j, adv in enumerate(levels):
-        xs, ys, lo, hi = [], [], [], []
-        for i, a in enumerate(allocs):
-            c = cells.get((a, adv))
-            st = c.get(metric) if c else None
-            if not st:
-                continue
-            div = base if base else (1024.0 if metric == "max_rss_kb" else 1.0)
-            xs.append(i + (j - (len(levels) - 1) / 2) * width)
-            ys.append(st["median"] / div)
-            lo.append((st["median"] - st["min"]) / div)
-            hi.append((st["max"] - st["median"]) / div)
-        if xs:
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=f"Adv_{adv}")
-    ax.set_xticks(range(len(allocs)))
+    div = base if base else (1024.0 if metric == "max_rss_kb" else 1.0)
+    values = {}
+    for (a, adv), c in cells.items():
+        st = c.get(metric)
+        if st:
+            values[(a, adv)] = {"median": st["median"] / div, "low": st["min"] / div, "high": st["max"] / div,
+                                "n": st.get("n", 1)}
+    plots.grouped_bars(ax, allocs, levels, values, ref=1.0 if base else None,
+                       series_label=lambda adv: f"Adv_{adv}")
     ax.set_xticklabels(allocs)
-    if base:
-        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(title="littering", fontsize="small")

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import os
+
+from alloclab import plots
 
 from alloclab.verdicts import show
 
@@ -50,42 +51,21 @@ def _mib(kb) -> str:
 def bar_figure(groups, series, values, title, ylabel, ref=1.0):
     """groups on the x axis, one bar per series; values[(group, series)] = row
     with median/low/high/n. Returns a base64 PNG, or None without matplotlib."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = plots.pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(max(6.5, 0.32 * len(groups) * max(1, len(series)) + 2.5), 3.8))
-    width = 0.8 / max(1, len(series))
-    ns = set()
-    for j, s in enumerate(series):
-        for i, g in enumerate(groups):
-            x = i + (j - (len(series) - 1) / 2) * width
-            v = values.get((g, s))
-            colour = f"C{j % 10}"
-            if not v or v.get("median") is None:
-                ax.text(x, ref if ref is not None else 0, "n/a", rotation=90, ha="center", va="bottom",
-                        fontsize=6, color="#888")
-                continue
-            ns.add(v.get("n", 1))
-            err = [[max(0.0, v["median"] - v["low"])], [max(0.0, v["high"] - v["median"])]]
-            ax.bar(x, v["median"], width, color=colour, label=str(s) if i == 0 else None)
-            ax.errorbar(x, v["median"], yerr=err, fmt="none", ecolor="black", elinewidth=0.8, capsize=2)
-    if ref is not None:
-        ax.axhline(ref, color="black", linewidth=0.8, linestyle="--")
-    ax.set_xticks(range(len(groups)))
+    ns = plots.grouped_bars(ax, groups, series, values, ref=ref)
     ax.set_xticklabels(groups, rotation=25, ha="right", fontsize=7)
     ax.set_ylabel(ylabel)
     nn = ", ".join(str(n) for n in sorted(ns)) or "0"
     ax.set_title(f"{title}\n(bars: median; whiskers: min–max over n = {nn} runs)", fontsize=9)
-    handles, labels = ax.get_legend_handles_labels()
+    handles, _ = ax.get_legend_handles_labels()
     if handles:
         ax.legend(fontsize=7, ncol=min(6, len(series)))
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    data = plots.png_base64(fig)
     plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+    return data
 
 
 def _img(data, caption) -> str:
