@@ -76,7 +76,7 @@ def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path, name
     try:
         lib = allocators.find(name).path
     except LabError as e:
-        pytest.skip(str(e))
+        pytest.skip(f"peer {name} is not installed here: {e}")
     if True:
         out = tmp_path / f"{name}.json"
         r = run_profiled(exe, profile_so, out, {"LD_PRELOAD": f"{profile_so} {lib}"})
