@@ -369,10 +369,16 @@ TEST(VamHardening, DoubleFreeOfASmallObjectAfterAnotherFreeAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        void *keep = vam_malloc(100);
-        void *p = vam_malloc(100);
-        vam_free(p);
-        vam_free(keep);  // the block is empty now
+        // Enough objects of one class that the middle one's block holds only
+        // ours, whatever the test framework allocated in that class before.
+        // Freeing them all empties that block; the second free of its object
+        // is not the block's most recent free, so only the empty-block check
+        // can catch it.
+        constexpr int kObjects = 1000;
+        static void *objs[kObjects];
+        for (auto &o : objs) o = vam_malloc(100);
+        void *p = objs[kObjects / 2];
+        for (auto *o : objs) vam_free(o);
         vam_free(p);
       },
       "vam: free\\(\\): double free detected");
