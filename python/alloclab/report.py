@@ -1,4 +1,4 @@
-"""Plots and the HTML report of a comparison.
+"""Plots and the HTML report of a comparison, and the report layer both reports use.
 
 Plots (matplotlib, Agg backend) follow the paper's Figures 4–6: bars grouped by
 allocator, one bar per littering level, height = median program time (wall
@@ -12,17 +12,26 @@ The report (DIR/report.html) is one self-contained file: the PNGs are
 embedded as data: URIs (and also written next to it), and it states the
 machine, allocator versions, command, cache method and geometry.
 
+The report layer: every HTML page of the lab is a Jinja2 template in
+templates/ (autoescaped) that extends base.html.j2 and draws its tables,
+figures and verdicts with macros.html.j2; Python only computes a context
+dict. compare's page is compare.html.j2, the study's (study_report.py) is
+study.html.j2.
+
 API::
 
     make_plots(summary, outdir) -> list[str]   # PNG file names written ([] without matplotlib)
+    context(summary, outdir, pngs) -> dict     # what compare.html.j2 shows
     write_html(summary, outdir, pngs) -> str   # path of report.html
     write_report(summary, outdir) -> str       # both
+    render(template, context) -> str           # the layer: any page of templates/
+    write_page(template, context, outdir, name="report.html") -> str
+    command_line(argv) -> str                  # shell-quoted, to copy and run
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import os
 
 from alloclab import compare as compare_mod
@@ -119,10 +128,6 @@ def make_plots(summary: dict, outdir: str) -> list[str]:
     return written
 
 
-def _e(x) -> str:
-    return html.escape(str(x))
-
-
 def _size_kib(kib) -> str:
     """A size given in KiB, in KiB, MiB or GiB."""
     if kib is None:
@@ -177,17 +182,15 @@ def headline(summary: dict) -> str:
     return " ".join(out) or "One cell only: nothing to compare."
 
 
-def _results_table(summary: dict) -> list[str]:
+def _results_table(summary: dict) -> dict:
     has_cache = any(c.get("cache") for c in summary["cells"])
     head = ["allocator", "littering", "ok / runs", "program time (median)", "min – max", "× baseline",
             "wall time (median)", "littering", "user CPU", "peak RSS", "× baseline"]
     if has_cache:
         head += ["D1 misses", "LL misses"]
-    out = ["<div class='scroll'><table class='results'><thead><tr>"
-           + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    rows = []
     for c in summary["cells"]:
         p, w, lt, u, rss = (c.get(k) for k in ("program_s", "wall_s", "litter_s", "user_s", "max_rss_kb"))
-        cls = " class='warn'" if c["ok"] < c["runs"] or c["ok"] == 0 else ""
         vals = [c["allocator"] + (" (stdout differs!)" if c.get("stdout_differs") else ""), f"Adv_{c['adv']}",
                 f"{c['ok']} / {c['runs']}", _secs(p and p["median"]),
                 f"{_secs(p['min'])} – {_secs(p['max'])}" if p else "–",
@@ -199,9 +202,8 @@ def _results_table(summary: dict) -> list[str]:
             ch = c.get("cache") or {}
             vals += [f"{ch['program_d1_misses']:,}" if ch.get("program_d1_misses") is not None else "–",
                      f"{ch['program_ll_misses']:,}" if ch.get("program_ll_misses") is not None else "–"]
-        out.append(f"<tr{cls}>" + "".join(f"<td>{_e(v)}</td>" for v in vals) + "</tr>")
-    out.append("</tbody></table></div>")
-    return out
+        rows.append({"cells": vals, "cls": "warn" if c["ok"] < c["runs"] or c["ok"] == 0 else ""})
+    return {"head": head, "rows": rows, "cls": "results", "scroll": True}
 
 
 CAPTIONS = {
@@ -218,84 +220,92 @@ CAPTIONS = {
 }
 
 
-def write_html(summary: dict, outdir: str, pngs: list[str]) -> str:
+# ------------------------------------------------------------ the report layer
+# Both HTML reports (this one and study_report's) are rendered here, from the
+# Jinja2 templates in templates/: base.html.j2 (head, style, header with the
+# headline and the command, footer), macros.html.j2 (tables, figures with
+# their captions, the verdict table, a section's blocks) and one page each.
+
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+_ENV = None
+
+
+def environment():
+    """The Jinja2 environment of the report templates (autoescaped)."""
+    global _ENV
+    if _ENV is None:
+        try:
+            import jinja2
+        except ImportError as e:
+            from alloclab import LabError
+            raise LabError(f"cannot write the report: jinja2 cannot be imported ({e}); it is a declared "
+                           "dependency (pip install jinja2)") from None
+        _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                                  trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return _ENV
+
+
+def render(template: str, context: dict) -> str:
+    """The page `template` (a file in templates/) rendered with `context`."""
+    return environment().get_template(template).render(**context)
+
+
+def write_page(template: str, context: dict, outdir: str, name: str = "report.html") -> str:
+    """Render `template` to DIR/name; returns the path."""
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, name)
+    text = render(template, context)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def command_line(argv) -> str:
+    """A command as a shell would take it back (each word quoted as needed)."""
     import shlex
+    return shlex.join(str(a) for a in argv or [])
+
+
+def context(summary: dict, outdir: str, pngs: list[str]) -> dict:
+    """What compare.html.j2 shows, computed from a summary."""
+    from alloclab import results as results_mod
 
     meta = summary["meta"]
     m = meta.get("machine", {})
     n = meta.get("repeat")
-    warm = meta.get("warmup", 1)
-    parts = ["<!doctype html><html><head><meta charset='utf-8'>"
-             "<meta name='viewport' content='width=device-width, initial-scale=1'><title>alloclab compare</title>",
-             "<style>body{font-family:sans-serif;max-width:72em;margin:2em auto;padding:0 1em;line-height:1.4}"
-             "table{border-collapse:collapse;font-size:.92em}td,th{border:1px solid #bbb;padding:.2em .45em;"
-             "text-align:right}th{background:#eee}td:first-child,td:nth-child(2),th{text-align:left}"
-             ".warn{color:#a00}.scroll{max-width:100%;overflow-x:auto}img{max-width:100%;height:auto}"
-             ".headline{font-size:1.15em;background:#f3f7ff;border-left:4px solid #36c;padding:.6em .8em}"
-             "code{background:#f4f4f4;padding:.1em .3em;word-break:break-all}figure{margin:1.5em 0}"
-             "figcaption{color:#333;font-size:.92em;max-width:60em}</style></head><body>",
-             "<h1>alloclab compare</h1>",
-             f"<p class='headline'>{_e(headline(summary))}</p>",
-             f"<p>Command: <code>{_e(shlex.join(meta.get('command', [])))}</code></p>",
-             f"<p>Started {_e(meta.get('started_utc'))}, finished {_e(meta.get('finished_utc'))}"
-             + (" — <b class='warn'>interrupted; partial results</b>" if meta.get("interrupted") else "")
-             + f". {_e(n)} measured run(s) per cell after {_e(warm)} warm-up run(s), "
-               f"{_e(meta.get('order', 'round-robin'))}; littering seed {_e(meta.get('seed'))}"
-             + (f"; each run limited to {meta['timeout_s']:g} s" if meta.get("timeout_s") else "") + ".</p>"]
-    parts.append(f"<h2>Results</h2><p>Baseline: <b>{_e(meta.get('baseline'))}</b>. Times are medians over "
-                 "the successful runs of each cell; min – max over the same runs; × baseline is the ratio of "
-                 "medians, with the min – max of the ratios of runs of the same round in brackets.</p>")
-    parts += _results_table(summary)
-    from alloclab import results as results_mod
-    warns = results_mod.warnings(summary)
-    bad = [f"{_cell_name(c)}: " + ", ".join(f"{v} {k}" for k, v in c["statuses"].items() if k != "ok")
-           for c in summary["cells"] if any(k != "ok" for k in c["statuses"])]
-    if warns or bad:
-        parts.append("<ul>" + "".join(f"<li class='warn'>{_e(w)}</li>" for w in bad + warns) + "</ul>")
-    if summary.get("stdout_differs"):
-        parts.append("<p class='warn'>Runs whose stdout differs from the most common output:</p><ul>")
-        for d in summary["stdout_differs"]:
-            parts.append(f"<li class='warn'>run {d['run']}: {_e(d['allocator'])} Adv_{d['adv']} "
-                         f"repeat {d['repeat']}</li>")
-        parts.append("</ul>")
+    figures = []
     for p in pngs:
         with open(os.path.join(outdir, p), "rb") as f:
             data = base64.b64encode(f.read()).decode("ascii")
-        cap = CAPTIONS.get(p, p).format(n=n)
-        parts.append(f"<figure><img alt='{_e(cap)}' src='data:image/png;base64,{data}'>"
-                     f"<figcaption>{_e(cap)}</figcaption></figure>")
-    if not pngs:
-        parts.append("<p class='warn'>No plots: matplotlib is not available, or no run succeeded.</p>")
-    parts.append("<h2>Machine</h2><ul>")
-    for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python"):
-        if k in m:
-            v = _size_kib(m[k]) if k == "memory_kb" else m[k]
-            parts.append(f"<li>{_e('memory' if k == 'memory_kb' else k)}: {_e(v)}</li>")
-    parts.append("</ul><h2>Allocators</h2><div class='scroll'><table><tr><th>name</th><th>version</th>"
-                 "<th>library</th></tr>")
-    for a in meta.get("allocators", []):
-        parts.append(f"<tr><td>{_e(a['name'])}</td><td>{_e(a['version'])}</td>"
-                     f"<td>{_e(a['path'] or '(system allocator)')}</td></tr>")
-    parts.append("</table></div><h2>Littering levels (paper Table 3)</h2><table><tr><th>level</th>"
-                 "<th>multiplier</th><th>occupancy</th></tr>")
-    for name, s in meta.get("advs", {}).items():
-        occ = "–" if not s["multiplier"] else f"{s['occupancy']:g}"
-        parts.append(f"<tr><td>{_e(name)}</td><td>{s['multiplier']:g}</td><td>{occ}</td></tr>")
-    parts.append("</table>")
-    method = meta.get("cache_method", "off")
-    geo = meta.get("cache_geometry")
-    parts.append(f"<p>Cache measurement: <b>{_e(method)}</b>"
-                 + (f" with geometry I1={_e(geo['I1'])}, D1={_e(geo['D1'])}, LL={_e(geo['LL'])} "
-                    "(size,associativity,line bytes), once per cell" if geo else "") + ".</p>")
-    parts.append("<p>Raw data: <a href='results.csv'>results.csv</a> (one row per measured run), "
-                 "<a href='summary.json'>summary.json</a>"
-                 + (", <a href='profile.json'>profile.json</a>" if meta.get("profile") else "")
-                 + " — described in docs/formats.md.</p>")
-    parts.append("</body></html>\n")
-    path = os.path.join(outdir, "report.html")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(parts))
-    return path
+        figures.append({"data": data, "caption": CAPTIONS.get(p, p).format(n=n)})
+    bad = [f"{_cell_name(c)}: " + ", ".join(f"{v} {k}" for k, v in c["statuses"].items() if k != "ok")
+           for c in summary["cells"] if any(k != "ok" for k in c["statuses"])]
+    machine = [("memory" if k == "memory_kb" else k, _size_kib(m[k]) if k == "memory_kb" else m[k])
+               for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python") if k in m]
+    allocs = [[a["name"], a["version"], a["path"] or "(system allocator)"] for a in meta.get("allocators", [])]
+    levels = [[name, f"{s['multiplier']:g}", "–" if not s["multiplier"] else f"{s['occupancy']:g}"]
+              for name, s in meta.get("advs", {}).items()]
+    return {
+        "title": "alloclab compare", "heading": "alloclab compare", "headline": headline(summary),
+        "command": command_line(meta.get("command", [])),
+        "started": meta.get("started_utc"), "finished": meta.get("finished_utc"),
+        "interrupted": meta.get("interrupted"), "runs": n, "warmup": meta.get("warmup", 1),
+        "order": meta.get("order", "round-robin"), "seed": meta.get("seed"),
+        "timeout_s": f"{meta['timeout_s']:g}" if meta.get("timeout_s") else None,
+        "baseline": meta.get("baseline"), "results": _results_table(summary),
+        "warnings": bad + results_mod.warnings(summary),
+        "stdout_differs": [f"run {d['run']}: {d['allocator']} Adv_{d['adv']} repeat {d['repeat']}"
+                           for d in summary.get("stdout_differs") or []],
+        "figures": figures, "machine": machine,
+        "allocators": {"head": ["name", "version", "library"], "rows": allocs, "scroll": True},
+        "levels": {"head": ["level", "multiplier", "occupancy"], "rows": levels},
+        "cache_method": meta.get("cache_method", "off"), "geometry": meta.get("cache_geometry"),
+        "profile": meta.get("profile"),
+    }
+
+
+def write_html(summary: dict, outdir: str, pngs: list[str]) -> str:
+    return write_page("compare.html.j2", context(summary, outdir, pngs), outdir)
 
 
 def write_report(summary: dict, outdir: str) -> str:
