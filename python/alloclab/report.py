@@ -27,6 +27,7 @@ API::
     render(template, context) -> str           # the layer: any page of templates/
     write_page(template, context, outdir, name="report.html") -> str
     command_line(argv) -> str                  # shell-quoted, to copy and run
+    machine_facts(machine) -> list[(name, value)]
 """
 
 from __future__ import annotations
@@ -266,6 +267,12 @@ def command_line(argv) -> str:
     return shlex.join(str(a) for a in argv or [])
 
 
+def machine_facts(m: dict) -> list[tuple[str, str]]:
+    """(name, value) of what compare.machine_info() recorded, memory in MiB/GiB."""
+    return [("memory" if k == "memory_kb" else k, _size_kib(m[k]) if k == "memory_kb" else m[k])
+            for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python") if k in m]
+
+
 def context(summary: dict, outdir: str, pngs: list[str]) -> dict:
     """What compare.html.j2 shows, computed from a summary."""
     from alloclab import results as results_mod
@@ -280,8 +287,7 @@ def context(summary: dict, outdir: str, pngs: list[str]) -> dict:
         figures.append({"data": data, "caption": CAPTIONS.get(p, p).format(n=n)})
     bad = [f"{_cell_name(c)}: " + ", ".join(f"{v} {k}" for k, v in c["statuses"].items() if k != "ok")
            for c in summary["cells"] if any(k != "ok" for k in c["statuses"])]
-    machine = [("memory" if k == "memory_kb" else k, _size_kib(m[k]) if k == "memory_kb" else m[k])
-               for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python") if k in m]
+    machine = machine_facts(m)
     allocs = [[a["name"], a["version"], a["path"] or "(system allocator)"] for a in meta.get("allocators", [])]
     levels = [[name, f"{s['multiplier']:g}", "–" if not s["multiplier"] else f"{s['occupancy']:g}"]
               for name, s in meta.get("advs", {}).items()]

@@ -4,31 +4,33 @@ It reads only the analysis dict that alloclab.study writes to
 DIR/findings.json, so `alloclab report DIR` (study.rerender) can draw it again
 without running anything. Plots show medians with min-max whiskers over the
 repeats and say n; a value that was not measured is marked "n/a" on the
-axis, never drawn as a zero bar.
+axis, never drawn as a zero bar. When DIR/ablation/ablation.json exists
+(`alloclab ablation`), an Ablation section shows it: one table per switch.
+
+The page is templates/study.html.j2, rendered by the report layer in
+report.py; this module only computes its context: the header (headline,
+command), a list of sections, each a list of blocks (paragraphs, tables,
+figures, the verdict table), and the setup in the footer.
 
 API::
 
     write_report(analysis, outdir) -> str   # DIR/report.html
+    context(analysis, outdir) -> dict       # what study.html.j2 shows
+    ablation_section(studydir) -> dict | None
+    bar_chart(groups, series, values, title, ylabel, ref=1.0) -> (str | None, str | None)   # base64 PNG, n
     bar_figure(groups, series, values, title, ylabel, ref=1.0) -> str | None   # base64 PNG
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 import os
 
-from alloclab import plots
-
+from alloclab import plots, report
 from alloclab.verdicts import show
 
-VERDICT_COLOURS = {"confirmed": "#d8f0d8", "stronger": "#dde8f8", "weaker": "#fbefd0",
-                   "refuted": "#f8d6d6", "inconclusive": "#eeeeee"}
-
-
-def _e(x) -> str:
-    return html.escape(str(x))
+ABLATION_FORMAT = 1   # the format_version of ablation/ablation.json this report renders
 
 
 def _f(x, fmt="{:.2f}") -> str:
@@ -48,12 +50,13 @@ def _mib(kb) -> str:
     return f"{kb / 1024:.1f} MiB" if isinstance(kb, (int, float)) else "–"
 
 
-def bar_figure(groups, series, values, title, ylabel, ref=1.0):
+def bar_chart(groups, series, values, title, ylabel, ref=1.0):
     """groups on the x axis, one bar per series; values[(group, series)] = row
-    with median/low/high/n. Returns a base64 PNG, or None without matplotlib."""
+    with median/low/high/n. Returns (base64 PNG or None without matplotlib,
+    the n of the bars drawn as text, e.g. "3" or "2, 3")."""
     plt = plots.pyplot()
     if plt is None:
-        return None
+        return None, None
     fig, ax = plt.subplots(figsize=(max(6.5, 0.32 * len(groups) * max(1, len(series)) + 2.5), 3.8))
     ns = plots.grouped_bars(ax, groups, series, values, ref=ref)
     ax.set_xticklabels(groups, rotation=25, ha="right", fontsize=7)
@@ -65,39 +68,43 @@ def bar_figure(groups, series, values, title, ylabel, ref=1.0):
         ax.legend(fontsize=7, ncol=min(6, len(series)))
     data = plots.png_base64(fig)
     plt.close(fig)
-    return data
+    return data, nn
 
 
-def _img(data, caption) -> str:
-    if not data:
-        return "<p class='note'>(plot not drawn: matplotlib is not installed)</p>"
-    return (f"<figure><img alt='{_e(caption)}' src='data:image/png;base64,{data}'>"
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+def bar_figure(groups, series, values, title, ylabel, ref=1.0):
+    """bar_chart's PNG alone (base64), or None without matplotlib."""
+    return bar_chart(groups, series, values, title, ylabel, ref)[0]
 
 
-def _table(headers, rows, cls="") -> str:
-    h = "".join(f"<th>{_e(x)}</th>" for x in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table class='{cls}'><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+# A section is {"id", "title", "blocks"}; a block is a mapping with a kind that
+# macros.html.j2's blocks() draws: p, h3, table, figure, verdicts, list, code.
+
+def _p(text, cls="") -> dict:
+    return {"kind": "p", "text": text, "cls": cls}
 
 
-def _verdict_table(vs) -> str:
+def _tab(head, rows, cls="") -> dict:
+    return {"kind": "table", "table": {"head": head, "rows": rows, "cls": cls, "scroll": True}}
+
+
+def _fig(chart, caption) -> dict:
+    data, n = chart
+    return {"kind": "figure", "figure": {"data": data, "caption": caption, "n": n}}
+
+
+def _verdict_rows(vs) -> list[dict]:
     rows = []
     for v in vs:
-        colour = VERDICT_COLOURS.get(v["verdict"], "#fff")
         if v["n"]:
             unit = v.get("unit", "%")
             meas = show(v["measured"], unit)
             spread = f"{show(v['low'], unit)} – {show(v['high'], unit)}"
         else:
             meas, spread = "–", "–"
-        notes = " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)
-        rows.append([_e(v["paper"]), _e(v["claim"]), _e(v["paper_value"]), meas, spread, str(v["n"]),
-                     f"<b style='background:{colour};padding:1px 4px'>{_e(v['verdict'])}</b>",
-                     f"<span class='what'>{_e(v.get('what', ''))}. {_e(v['rule'])}"
-                     + (f" <i>{_e(notes)}</i>" if notes else "") + "</span>"])
-    return _table(["paper", "claim", "paper's value", "measured", "spread", "n", "verdict",
-                   "how it was measured and judged"], rows, cls="verdicts")
+        rows.append({"paper": v["paper"], "claim": v["claim"], "paper_value": v["paper_value"], "measured": meas,
+                     "spread": spread, "n": v["n"], "verdict": v["verdict"], "what": v.get("what", ""),
+                     "rule": v["rule"], "notes": " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)})
+    return rows
 
 
 def _headline(vs) -> str:
@@ -110,127 +117,200 @@ def _headline(vs) -> str:
             if vs else "No claim could be tested: no run succeeded.")
 
 
-def write_report(analysis: dict, outdir: str) -> str:
+def _ratio(x, fmt="{:.2f}") -> str:
+    return fmt.format(x) if isinstance(x, (int, float)) else "n/a"
+
+
+def ablation_section(studydir: str) -> dict | None:
+    """The section of STUDYDIR/ablation/ablation.json (written by `alloclab ablation`), or
+    None when there is none: one table per switch, programs down, the switch's values across."""
+    path = os.path.join(studydir, "ablation", "ablation.json")
+    if not os.path.exists(path):
+        return None
+    sec = {"id": "ablation", "title": "Ablation: vam's switches one at a time", "blocks": []}
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        sec["blocks"].append(_p(f"ablation/ablation.json cannot be read: {e}", "warn"))
+        return sec
+    if not isinstance(data, dict) or data.get("kind") != "ablation" or data.get("format_version") != ABLATION_FORMAT:
+        v = data.get("format_version") if isinstance(data, dict) else None
+        sec["blocks"].append(_p(f"ablation/ablation.json has format_version {v}; this alloclab renders "
+                                f"{ABLATION_FORMAT} (run the ablation again).", "warn"))
+        return sec
+    rows = data.get("rows") or []
+    ns = sorted({r.get("n") for r in rows if r.get("n")})
+    b = sec["blocks"]
+    b.append(_p("Each switch of vam is set to each of its values in turn, the others left at their defaults. A "
+                "cell is the program's time with that value over its time with the default: the median, with "
+                "the min–max in brackets, over n = " + (", ".join(str(n) for n in ns) or "0") + " runs; then "
+                "its D1 misses, LL misses and peak RSS over the default's (n/a: not measured). Below 1 is "
+                "better than the default. Bold: the value that wins for that program."))
+    if data.get("command"):
+        b.append({"kind": "code", "label": "Command:", "text": report.command_line(data["command"])})
+    if data.get("geometry"):
+        b.append(_p(f"Cache geometry: {data['geometry']}."))
+    switches = list(data.get("switches") or [])
+    known = {s.get("name") for s in switches}
+    for name in dict.fromkeys(r.get("switch") for r in rows):
+        if name not in known:
+            switches.append({"name": name, "default": None, "values": []})
+    for sw in switches:
+        name = sw.get("name")
+        mine = [r for r in rows if r.get("switch") == name]
+        values = list(dict.fromkeys(list(sw.get("values") or []) + [r.get("value") for r in mine]))
+        default = sw.get("default")
+        b.append({"kind": "h3", "id": f"ablation-{name}", "text": f"{name} (default {default})"})
+        cells = {(r.get("program"), r.get("value")): r for r in mine}
+        table_rows = []
+        for prog in dict.fromkeys(r.get("program") for r in mine):
+            row = [prog]
+            for val in values:
+                r = cells.get((prog, val))
+                if r is None:
+                    row.append("n/a")
+                    continue
+                time = _ratio(r.get("time_ratio"))
+                if r.get("time_lo") is not None and r.get("time_hi") is not None:
+                    time += f" [{_ratio(r['time_lo'])}–{_ratio(r['time_hi'])}]"
+                row.append({"lines": [f"time {time} n={r.get('n')}",
+                                      f"D1 {_ratio(r.get('d1_ratio'))} · LL {_ratio(r.get('ll_ratio'))} · "
+                                      f"RSS {_ratio(r.get('rss_ratio'))}"],
+                            "b": bool(r.get("winner")), "cls": "winner" if r.get("winner") else ""})
+            table_rows.append(row)
+        head = ["program"] + [f"{v} (default)" if v == default else str(v) for v in values]
+        b.append(_tab(head, table_rows, "ablation") if table_rows else _p("No runs.", "note"))
+    if data.get("notes"):
+        b.append({"kind": "list", "entries": [str(n) for n in data["notes"]], "cls": "note"})
+    return sec
+
+
+def context(analysis: dict, outdir: str) -> dict:
+    """What study.html.j2 shows, computed from the analysis (findings.json) and, when
+    present, OUTDIR/ablation/ablation.json."""
     t = analysis["tables"]
     meta = analysis.get("meta", {})
     allocs = meta.get("allocators", [])
     vs = analysis.get("verdicts", [])
-    sec = []
-    sec.append(f"<p class='headline'>{_e(_headline(vs))}</p>"
-               "<h2 id='verdicts'>The papers' claims</h2>"
-               "<p>Each row is computed from this run. The spread is min–max over the repeats (each repeat "
-               "littered with its own seed, so it samples heap layouts); deterministic instruments give one "
-               "exact value. A spread that straddles the paper's threshold is inconclusive. Times for the 2026 "
-               "claims are measured inside the process from the end of littering to exit, as the paper's "
-               "litterer does; the 2002 and 2005 claims use the wall time of clean runs.</p>"
-               + _verdict_table(vs))
+    sections = [{"id": "verdicts", "title": "The papers' claims", "blocks": [
+        _p("Each row is computed from this run. The spread is min–max over the repeats (each repeat "
+           "littered with its own seed, so it samples heap layouts); deterministic instruments give one "
+           "exact value. A spread that straddles the paper's threshold is inconclusive. Times for the 2026 "
+           "claims are measured inside the process from the end of littering to exit, as the paper's "
+           "litterer does; the 2002 and 2005 claims use the wall time of clean runs."),
+        {"kind": "verdicts", "rows": _verdict_rows(vs)}]}]
 
     rq1 = t.get("rq1", [])
     if rq1:
         groups = sorted({f"{x['workload']} Adv_{x['adv']}" for x in rq1})
         vals = {(f"{x['workload']} Adv_{x['adv']}", x["allocator"]): x for x in rq1}
-        fig = bar_figure(groups, allocs, vals, "RQ1: per-class allocator time / naive time", "custom / malloc")
-        sec.append("<h2 id='rq1'>RQ1: per-class allocators against naive allocation</h2>"
-                   "<p>Time of the custom variant over the naive variant on the same allocator and heap, "
-                   "paired by repeat (same littering seed); below 1 the custom allocator wins. CPython's "
-                   "pymalloc and SQLite's lookaside are the real programs' own per-class allocators.</p>"
-                   + _img(fig, "RQ1: custom / naive time per workload and littering level, one bar per allocator")
-                   + _table(["workload", "allocator", "littering", "custom / naive"],
-                            [[_e(x["workload"]), _e(x["allocator"]), f"Adv_{x['adv']}", _spread(x)] for x in rq1]))
+        sections.append({"id": "rq1", "title": "RQ1: per-class allocators against naive allocation", "blocks": [
+            _p("Time of the custom variant over the naive variant on the same allocator and heap, paired by "
+               "repeat (same littering seed); below 1 the custom allocator wins. CPython's pymalloc and "
+               "SQLite's lookaside are the real programs' own per-class allocators."),
+            _fig(bar_chart(groups, allocs, vals, "RQ1: per-class allocator time / naive time", "custom / malloc"),
+                 "RQ1: custom / naive time per workload and littering level, one bar per allocator."),
+            _tab(["workload", "allocator", "littering", "custom / naive"],
+                 [[x["workload"], x["allocator"], f"Adv_{x['adv']}", _spread(x)] for x in rq1])]})
     rq2 = t.get("rq2", [])
     if rq2:
         core = [x for x in rq2 if x["variant"] in ("custom", "reap")]
         groups = sorted({f"{x['workload']} {x['variant']}" for x in core})
         vals = {(f"{x['workload']} {x['variant']}", x["allocator"]): x for x in core}
-        fig = bar_figure(groups, allocs, vals, "RQ2: region variant time / naive time (clean heap)",
-                         "variant / malloc")
-        sec.append("<h2 id='rq2'>RQ2: regions against general-purpose allocation (clean heap)</h2>"
-                   "<p>The naive variant is built as the 2026 paper's Table 4 builds it (regions keep their "
-                   "chunk list with one object per chunk; the parser calls malloc directly; the mempool keeps "
-                   "its live-object set).</p>"
-                   + _img(fig, "RQ2: custom and reap time over naive time per workload, one bar per allocator")
-                   + _table(["workload", "variant", "allocator", "time / naive"],
-                            [[_e(x["workload"]), _e(x["variant"]), _e(x["allocator"]), _spread(x)] for x in rq2]))
+        sections.append({"id": "rq2", "title": "RQ2: regions against general-purpose allocation (clean heap)",
+                         "blocks": [
+            _p("The naive variant is built as the 2026 paper's Table 4 builds it (regions keep their chunk list "
+               "with one object per chunk; the parser calls malloc directly; the mempool keeps its live-object "
+               "set)."),
+            _fig(bar_chart(groups, allocs, vals, "RQ2: region variant time / naive time (clean heap)",
+                           "variant / malloc"),
+                 "RQ2: custom and reap time over naive time per workload, one bar per allocator."),
+            _tab(["workload", "variant", "allocator", "time / naive"],
+                 [[x["workload"], x["variant"], x["allocator"], _spread(x)] for x in rq2])]})
     rq3 = t.get("rq3", [])
     if rq3:
-        parts = []
+        blocks = [_p("Every variant of a program is littered with that program's one profile (taken from its "
+                     "naive variant), so the region variants meet the same fragmented heap as naive allocation. "
+                     "Partly-regioned programs are marked.")]
         advs = sorted({x["adv"] for x in rq3})
         groups = sorted({f"{x['workload']} {x['variant']}" for x in rq3})
         for a in allocs:
             vals = {(f"{x['workload']} {x['variant']}", f"Adv_{x['adv']}"): x for x in rq3 if x["allocator"] == a}
             if vals:
-                parts.append(_img(bar_figure(groups, [f"Adv_{v}" for v in advs], vals,
+                blocks.append(_fig(bar_chart(groups, [f"Adv_{v}" for v in advs], vals,
                                              f"RQ3 on {a}: time under littering / own clean time", "slowdown"),
-                                  f"RQ3 on {a}: each region and hybrid variant's time under littering over its "
-                                  f"own clean time"))
-        sec.append("<h2 id='rq3'>RQ3: region and hybrid allocators on littered heaps</h2>"
-                   "<p>Every variant of a program is littered with that program's one profile (taken from its "
-                   "naive variant), so the region variants meet the same fragmented heap as naive allocation."
-                   " Partly-regioned programs are marked.</p>" + "".join(parts)
-                   + _table(["workload", "variant", "allocator", "littering", "slowdown"],
-                            [[_e(x["workload"] + (" (partly regioned)" if x.get("partial") else "")),
-                              _e(x["variant"]), _e(x["allocator"]), f"Adv_{x['adv']}", _spread(x)] for x in rq3]))
+                                   f"RQ3 on {a}: each region and hybrid variant's time under littering over its "
+                                   f"own clean time."))
+        blocks.append(_tab(["workload", "variant", "allocator", "littering", "slowdown"],
+                           [[x["workload"] + (" (partly regioned)" if x.get("partial") else ""), x["variant"],
+                             x["allocator"], f"Adv_{x['adv']}", _spread(x)] for x in rq3]))
+        sections.append({"id": "rq3", "title": "RQ3: region and hybrid allocators on littered heaps",
+                         "blocks": blocks})
     like = t.get("like", [])
     emu = t.get("emulator", [])
     fp = t.get("server_footprint", {})
-    sec.append("<h2 id='reaps'>Reaps against allocators of like semantics (2002, Figure 6)</h2>"
-               "<p>Clean heap, glibc underneath: each variant's wall time over the reap variant's, and its peak "
-               "RSS. talloc, APR pools and std::pmr carry the same region calls the reap variant makes.</p>"
-               + (_table(["workload", "variant", "time / reap", "peak RSS", "RSS / reap"],
-                         [[_e(x["workload"]), _e(x["variant"]), _spread(x), _mib(x.get("rss_kb")),
-                           _f(x.get("rss_over_reap"))] for x in like]) if like else "<p>Not measured.</p>")
-               + ("<p>The 2002 region emulator's bookkeeping (an out-of-band record of every object) against "
-                  "the Table 4 naive variant, glibc:</p>"
-                  + _table(["workload", "emulator / naive time"], [[_e(x["workload"]), _spread(x)] for x in emu])
-                  if emu else "")
-               + ("<p>Server peak footprint by variant (the workload's own accounting):</p>"
-                  + _table(["variant", "peak footprint"], [[_e(v), _mib(b / 1024)] for v, b in sorted(fp.items())])
-                  if fp else ""))
+    blocks = [_p("Clean heap, glibc underneath: each variant's wall time over the reap variant's, and its peak "
+                 "RSS. talloc, APR pools and std::pmr carry the same region calls the reap variant makes.")]
+    blocks.append(_tab(["workload", "variant", "time / reap", "peak RSS", "RSS / reap"],
+                       [[x["workload"], x["variant"], _spread(x), _mib(x.get("rss_kb")), _f(x.get("rss_over_reap"))]
+                        for x in like]) if like else _p("Not measured."))
+    if emu:
+        blocks += [_p("The 2002 region emulator's bookkeeping (an out-of-band record of every object) against "
+                      "the Table 4 naive variant, glibc:"),
+                   _tab(["workload", "emulator / naive time"], [[x["workload"], _spread(x)] for x in emu])]
+    if fp:
+        blocks += [_p("Server peak footprint by variant (the workload's own accounting):"),
+                   _tab(["variant", "peak footprint"], [[v, _mib(b / 1024)] for v, b in sorted(fp.items())])]
+    sections.append({"id": "reaps", "title": "Reaps against allocators of like semantics (2002, Figure 6)",
+                     "blocks": blocks})
     gp = t.get("general", [])
     if gp:
         groups = sorted({x["program"] for x in gp})
-        figs = []
+        blocks = []
         for adv in sorted({x["adv"] for x in gp}):
             vals = {(x["program"], x["allocator"]): x for x in gp if x["adv"] == adv}
-            figs.append(_img(bar_figure(groups, allocs, vals, f"Naive variants and real programs, Adv_{adv}: "
-                                        "time / glibc", "time / glibc"),
-                             f"General-purpose allocators at Adv_{adv}: program time over glibc's"))
-        sec.append("<h2 id='general'>General-purpose allocators</h2>" + "".join(figs)
-                   + _table(["program", "allocator", "littering", "time / glibc", "peak RSS", "RSS / glibc"],
-                            [[_e(x["program"]), _e(x["allocator"]), f"Adv_{x['adv']}", _spread(x),
-                              _mib(x.get("rss_kb")), _f(x.get("rss_ratio"))] for x in gp]))
+            blocks.append(_fig(bar_chart(groups, allocs, vals, f"Naive variants and real programs, Adv_{adv}: "
+                                         "time / glibc", "time / glibc"),
+                               f"General-purpose allocators at Adv_{adv}: program time over glibc's."))
+        blocks.append(_tab(["program", "allocator", "littering", "time / glibc", "peak RSS", "RSS / glibc"],
+                           [[x["program"], x["allocator"], f"Adv_{x['adv']}", _spread(x), _mib(x.get("rss_kb")),
+                             _f(x.get("rss_ratio"))] for x in gp]))
+        sections.append({"id": "general", "title": "General-purpose allocators", "blocks": blocks})
     cache = t.get("cache", [])
     if cache:
         geo = cache[0].get("geometry") or {}
-        sec.append("<h2 id='locality'>Locality (the Vam paper's claim)</h2>"
-                   f"<p>cachegrind, clean heap, geometry {_e(json.dumps(geo))}, ASLR off where possible.</p>"
-                   + _table(["program", "allocator", "D1 misses", "LL misses"],
-                            [[_e(x["program"]), _e(x["allocator"]), f"{x['d1_misses']:,}" if x.get("d1_misses")
-                              is not None else "–", f"{x['ll_misses']:,}" if x.get("ll_misses") is not None
-                              else "–"] for x in cache]))
+        sections.append({"id": "locality", "title": "Locality (the Vam paper's claim)", "blocks": [
+            _p(f"cachegrind, clean heap, geometry {json.dumps(geo)}, ASLR off where possible."),
+            _tab(["program", "allocator", "D1 misses", "LL misses"],
+                 [[x["program"], x["allocator"],
+                   f"{x['d1_misses']:,}" if x.get("d1_misses") is not None else "–",
+                   f"{x['ll_misses']:,}" if x.get("ll_misses") is not None else "–"] for x in cache])]})
     mem = t.get("memory") or {}
     if mem:
-        drag_rows = [[_e(d["workload"]), "regions (emulated)" if d["variant"] in ("malloc", "emulator") else "reaps",
-                      _e(d.get("objects")), _f(d.get("total_drag")), _mib((d.get("peak_bytes_actual") or 0) / 1024),
+        drag_rows = [[d["workload"], "regions (emulated)" if d["variant"] in ("malloc", "emulator") else "reaps",
+                      d.get("objects"), _f(d.get("total_drag")), _mib((d.get("peak_bytes_actual") or 0) / 1024),
                       _mib((d.get("peak_bytes_immediate") or 0) / 1024)] for d in mem.get("drag", [])]
-        frag_rows = [[_e(x["program"]), _e(x["allocator"]), _e(x["adv"]), _e(x["max_pages_in_use"]),
-                      _e(x["max_live_pages"]), _f(x["fragmentation"])] for x in mem.get("frag", [])]
-        pages_img = ""
+        frag_rows = [[x["program"], x["allocator"], x["adv"], x["max_pages_in_use"], x["max_live_pages"],
+                      _f(x["fragmentation"])] for x in mem.get("frag", [])]
+        blocks = [_p(f"Workloads at scale {mem.get('scale')}, every load and store instrumented. Drag: the area "
+                     "under the heap curve over the area with each object freed right after its last use (1.0 is "
+                     "ideal). At this size a constant start-up object (libstdc++'s emergency exception pool) "
+                     "weighs in the drag of every C++ workload.")]
+        if drag_rows:
+            blocks.append(_tab(["workload", "variant", "objects", "total drag", "peak actual",
+                                "peak if freed at last use"], drag_rows))
+        if frag_rows:
+            blocks += [_p("Fragmentation: the most heap pages in use over the most live data in pages."),
+                       _tab(["program", "allocator", "littering", "max pages in use", "max live pages",
+                             "fragmentation"], frag_rows)]
         png = mem.get("pages_png")
         if png and os.path.exists(png):
             with open(png, "rb") as f:
-                pages_img = _img(base64.b64encode(f.read()).decode(),
-                                 "gp_mix: simulated LRU page misses for every memory size (Vam Figure 8)")
-        sec.append("<h2 id='memory'>Memory over time: drag, fragmentation and pages</h2>"
-                   f"<p>Workloads at scale {_e(mem.get('scale'))}, every load and store instrumented. Drag: the "
-                   "area under the heap curve over the area with each object freed right after its last use "
-                   "(1.0 is ideal). At this size a constant start-up object (libstdc++'s emergency exception "
-                   "pool) weighs in the drag of every C++ workload.</p>"
-                   + (_table(["workload", "variant", "objects", "total drag", "peak actual", "peak if freed at "
-                              "last use"], drag_rows) if drag_rows else "")
-                   + ("<p>Fragmentation: the most heap pages in use over the most live data in pages.</p>"
-                      + _table(["program", "allocator", "littering", "max pages in use", "max live pages",
-                                "fragmentation"], frag_rows) if frag_rows else "") + pages_img)
+                blocks.append(_fig((base64.b64encode(f.read()).decode(), None),
+                                   "gp_mix: simulated LRU page misses for every memory size (Vam Figure 8)."))
+        sections.append({"id": "memory", "title": "Memory over time: drag, fragmentation and pages",
+                         "blocks": blocks})
     st = t.get("alloc_stats", {})
     w8 = t.get("weights", {})
     if st or w8:
@@ -241,45 +321,37 @@ def write_report(analysis: dict, outdir: str) -> str:
             share = w.get("memops_share")
             paper = w.get("paper_share")
             band = w.get("within_band")
-            rows.append([_e(name), _e(s.get("allocations", "–")), _e(s.get("max_live", "–")),
-                         _f(s.get("mean_size"), "{:.1f}"),
-                         _f(share * 100 if share is not None else None, "{:.1f}%"),
-                         _e(w.get("paper_program") or "–"),
+            rows.append([name, s.get("allocations", "–"), s.get("max_live", "–"), _f(s.get("mean_size"), "{:.1f}"),
+                         _f(share * 100 if share is not None else None, "{:.1f}%"), w.get("paper_program") or "–",
                          _f(paper * 100 if paper is not None else None, "{:.1f}%"),
-                         {True: "yes", False: "<b>no</b>", None: "–"}[band]])
-        sec.append("<h2 id='stats'>Allocation statistics and weights (the 2002 paper's Table 3)</h2>"
-                   "<p>Objects, max live and mean size from each program's profile (its naive variant); the "
-                   "memory-operations share is callgrind's count of instructions inside the allocator over the "
-                   f"program's, on glibc, at scale {_e(next(iter(w8.values()), {}).get('scale', '?'))}, beside the "
-                   "paper program's share. A verdict drawn from a workload outside "
-                   "a factor of 1.5 of its program says so.</p>"
-                   + _table(["program", "objects", "max live objects", "mean size", "memory ops share",
-                             "paper program", "its share", "within 1.5x"], rows))
-    notes = "".join(f"<li>{_e(n)}</li>" for n in meta.get("notes", []))
-    alloc_rows = [[_e(a["name"]), _e(a.get("version")), _e(a.get("path") or "(the C library)")]
-                  for a in meta.get("allocator_info", [])]
-    cmdline = "alloclab study" + {"quick": " --quick", "full": " --full"}.get(meta.get("mode"), "")
-    sec.append("<h2 id='setup'>Setup</h2>" + _table(["allocator", "version", "path"], alloc_rows)
-               + f"<p>Command: <code>{_e(cmdline)}</code>. Mode {_e(meta.get('mode'))}; littering "
-                 f"{_e(', '.join('Adv_%d' % a for a in meta.get('advs', [])))}; {_e(meta.get('repeat'))} run(s) per "
-                 f"cell, seed {_e(meta.get('seed'))}; workload scale {_e(meta.get('scale'))}; "
-                 f"{len(meta.get('programs', []))} programs; study time {_f(meta.get('elapsed_s'), '{:.0f}')} s. "
-                 f"{_e(meta.get('time_measure', ''))}. Machine: {_e(json.dumps(meta.get('machine', {})))}</p>"
-               + f"<ul>{notes}</ul><p>Raw data: <a href='results.csv'>results.csv</a>, "
-                 "<a href='verdicts.json'>verdicts.json</a>, <a href='findings.json'>findings.json</a>.</p>")
-    style = ("body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em;color:#222}"
-             "table{border-collapse:collapse;margin:0.5em 0;font-size:0.82em}"
-             "td,th{border:1px solid #bbb;padding:2px 6px;text-align:left;vertical-align:top}"
-             "th{background:#eee}table.verdicts td:nth-child(4),table.verdicts td:nth-child(5){white-space:nowrap}"
-             ".what{color:#555;font-size:0.9em}.headline{font-size:1.15em;font-weight:bold}"
-             "img{max-width:100%;display:block;margin:0.5em 0}figcaption{font-size:0.85em;color:#444}"
-             ".note{color:#777}")
-    doc = (f"<!doctype html><html><head><meta charset='utf-8'><title>alloclab study</title>"
-           f"<style>{style}</style></head><body><h1>alloclab study: the papers' claims on this machine</h1>"
-           f"{''.join(sec)}</body></html>")
-    path = os.path.join(outdir, "report.html")
-    os.makedirs(outdir, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(doc)
-    return path
+                         {True: "yes", False: {"text": "no", "b": True}, None: "–"}[band]])
+        scale = next(iter(w8.values()), {}).get("scale", "?")
+        sections.append({"id": "stats", "title": "Allocation statistics and weights (the 2002 paper's Table 3)",
+                         "blocks": [
+            _p("Objects, max live and mean size from each program's profile (its naive variant); the "
+               "memory-operations share is callgrind's count of instructions inside the allocator over the "
+               f"program's, on glibc, at scale {scale}, beside the paper program's share. A verdict drawn from a "
+               "workload outside a factor of 1.5 of its program says so."),
+            _tab(["program", "objects", "max live objects", "mean size", "memory ops share", "paper program",
+                  "its share", "within 1.5x"], rows)]})
+    abl = ablation_section(outdir)
+    if abl:
+        sections.append(abl)
+    return {
+        "title": "alloclab study", "heading": "alloclab study: the papers' claims on this machine",
+        "headline": _headline(vs),
+        "command": "alloclab study" + {"quick": " --quick", "full": " --full"}.get(meta.get("mode"), ""),
+        "sections": sections,
+        "allocators": {"head": ["allocator", "version", "path"], "scroll": True,
+                       "rows": [[a["name"], a.get("version"), a.get("path") or "(the C library)"]
+                                for a in meta.get("allocator_info", [])]},
+        "mode": meta.get("mode"), "advs": ", ".join("Adv_%d" % a for a in meta.get("advs", [])),
+        "repeat": meta.get("repeat"), "seed": meta.get("seed"), "scale": meta.get("scale"),
+        "programs": len(meta.get("programs", [])), "elapsed": _f(meta.get("elapsed_s"), "{:.0f}"),
+        "time_measure": meta.get("time_measure", ""), "machine": report.machine_facts(meta.get("machine", {})),
+        "notes": meta.get("notes", []), "ablation": abl is not None,
+    }
 
+
+def write_report(analysis: dict, outdir: str) -> str:
+    return report.write_page("study.html.j2", context(analysis, outdir), outdir)
