@@ -122,3 +122,13 @@ def test_the_study_page_with_an_ablation_fits_1280_px(tmp_path):
     m = re.search(r"<title>width=(\d+)</title>", r.stdout)
     assert m, r.stderr[-2000:]
     assert int(m.group(1)) <= 1280
+
+
+def test_without_matplotlib_the_page_says_which_plot_is_missing(tmp_path, monkeypatch):
+    from alloclab import plots
+    monkeypatch.setattr(plots, "pyplot", lambda: None)
+    doc = _render(tmp_path, _analysis())
+    assert "data:image/png" not in doc
+    assert ("<p class='note'>(plot not drawn, matplotlib is not installed: RQ1: custom / naive time per workload "
+            "and littering level, one bar per allocator.)</p>") in doc
+    assert "<table class='verdicts'>" in doc
