@@ -54,7 +54,25 @@ TEST(VamMalloc, ZeroBytesGivesUniqueFreeablePointers) {
   vam_free(b);
 }
 
-TEST(VamMalloc, FreeOfNullDoesNothing) { vam_free(nullptr); }
+TEST(VamMalloc, FreeOfNullDoesNothing) {
+  // Nothing live changes, a live object keeps its bytes, errno is left alone
+  // (POSIX 2024), and the sized frees take null too.
+  auto *keep = static_cast<unsigned char *>(vam_malloc(100));
+  ASSERT_NE(keep, nullptr);
+  fill(keep, 100, 11);
+  const vam_stats_t before = stats();
+  errno = 1234;
+  vam_free(nullptr);
+  vam_free_sized(nullptr, 0);
+  vam_free_aligned_sized(nullptr, 64, 0);
+  const int err = errno;
+  const vam_stats_t after = stats();  // before any failure message allocates
+  EXPECT_EQ(err, 1234);
+  EXPECT_EQ(after.live_objects, before.live_objects);
+  EXPECT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_TRUE(check(keep, 100, 11));
+  vam_free(keep);
+}
 
 TEST(VamMalloc, EverySizeUpTo4KiBIsAlignedUsableAndHoldsData) {
   std::vector<std::pair<void *, size_t>> v;
@@ -215,8 +233,11 @@ TEST(VamRealloc, HugeFailureReturnsNullSetsEnomemAndKeepsOldBlock) {
 }
 
 TEST(VamRealloc, ToZeroFreesAndReturnsNullLikeGlibc) {
+  const size_t live = stats().live_objects;
   void *p = vam_malloc(64);
+  ASSERT_EQ(stats().live_objects, live + 1);
   EXPECT_EQ(vam_realloc(p, 0), nullptr);
+  EXPECT_EQ(stats().live_objects, live);  // freed, not leaked
 }
 
 // ---- aligned allocation --------------------------------------------------
@@ -337,6 +358,14 @@ TEST(VamPvalloc, RoundsSizeUpToAWholePage) {
   EXPECT_TRUE(aligned(p, 4096));
   EXPECT_GE(vam_usable_size(p), 4096u);
   fill(p, 4096, 2);
+  // The whole page is the object's: a neighbour allocated after it and
+  // filled does not write into it.
+  void *q = vam_pvalloc(100);
+  ASSERT_NE(q, nullptr);
+  fill(q, 4096, 3);
+  EXPECT_TRUE(check(p, 4096, 2));
+  EXPECT_TRUE(check(q, 4096, 3));
+  vam_free(q);
   vam_free(p);
   p = vam_pvalloc(0);
   ASSERT_NE(p, nullptr);
@@ -345,10 +374,28 @@ TEST(VamPvalloc, RoundsSizeUpToAWholePage) {
 }
 
 TEST(VamFreeSized, FreeSizedAndFreeAlignedSizedReleaseMemory) {
+  // Each frees its object: the live counts go back to where they were, and
+  // the small object freed is the next one of its size handed out.
+  const vam_stats_t before = stats();
   void *p = vam_malloc(100);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(stats().live_objects, before.live_objects + 1);
   vam_free_sized(p, 100);
-  p = vam_aligned_alloc(256, 300);
-  vam_free_aligned_sized(p, 256, 300);
+  const vam_stats_t freed = stats();
+  void *again = vam_malloc(100);
+  EXPECT_EQ(freed.live_objects, before.live_objects);
+  EXPECT_EQ(freed.live_bytes, before.live_bytes);
+  EXPECT_EQ(again, p);
+  vam_free(again);
+
+  const vam_stats_t before_aligned = stats();
+  void *a = vam_aligned_alloc(256, 300);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(stats().live_objects, before_aligned.live_objects + 1);
+  vam_free_aligned_sized(a, 256, 300);
+  const vam_stats_t freed_aligned = stats();
+  EXPECT_EQ(freed_aligned.live_objects, before_aligned.live_objects);
+  EXPECT_EQ(freed_aligned.live_bytes, before_aligned.live_bytes);
 }
 
 // ---- hardening: misuse aborts with a message, in every build --------------
@@ -1029,29 +1076,53 @@ TEST(VamMemoryBack, ANewSegmentNeedsNoTwiceItsSizeOfAddressSpace) {
   EXPECT_EXIT(new_segment_under_tight_ulimit(), ::testing::ExitedWithCode(0), "");
 }
 
+// An object of the threads test below: its size at the front, a byte made
+// from the size at the end. Whoever frees it reads both back first.
+void *make_sized(size_t n) {
+  auto *p = static_cast<unsigned char *>(vam_malloc(n));
+  if (!p) return nullptr;
+  memcpy(p, &n, sizeof n);
+  p[n - 1] = static_cast<unsigned char>(n * 31 + 7);
+  return p;
+}
+bool intact(const void *v) {
+  const auto *p = static_cast<const unsigned char *>(v);
+  size_t n;
+  memcpy(&n, p, sizeof n);
+  return n > sizeof n && n <= 200100 && vam_usable_size(v) >= n &&
+         p[n - 1] == static_cast<unsigned char>(n * 31 + 7);
+}
+
 TEST(VamThreads, ManyThreadsAllocateAndFreeEachOthersObjects) {
   constexpr int kThreads = 4;
   constexpr int kPer = 20000;
   std::vector<std::atomic<void *>> slots(kThreads * 64);
   for (auto &s : slots) s.store(nullptr);
+  std::atomic<int> bad{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < kThreads; ++t) {
     ts.emplace_back([&, t] {
       uint64_t x = 0x9E3779B97F4A7C15ull * (t + 1);
       for (int i = 0; i < kPer; ++i) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        size_t n = 8 + x % (x % 16 == 0 ? 200000 : 2000);
-        auto *p = static_cast<unsigned char *>(vam_malloc(n));
+        size_t n = 16 + x % (x % 16 == 0 ? 200000 : 2000);  // room for the size and the end byte
+        void *p = make_sized(n);
         ASSERT_NE(p, nullptr);
-        p[0] = static_cast<unsigned char>(n);
-        p[n - 1] = static_cast<unsigned char>(n);
         void *old = slots[x % slots.size()].exchange(p);
-        if (old) vam_free(old);
+        if (old) {
+          if (!intact(old)) bad.fetch_add(1);  // overwritten while it was live
+          vam_free(old);
+        }
       }
     });
   }
   for (auto &t : ts) t.join();
-  for (auto &s : slots) vam_free(s.load());
+  for (auto &s : slots) {
+    void *p = s.load();
+    if (p && !intact(p)) bad.fetch_add(1);
+    vam_free(p);
+  }
+  EXPECT_EQ(bad.load(), 0);
 }
 
 }  // namespace
