@@ -2,6 +2,7 @@
 // twice, on reaps proper and under the region emulator (REAP_MODE=malloc).
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -32,14 +33,30 @@ struct ReapTest : ::testing::Test {
   }
 };
 
+// Fills n bytes at p with a pattern made from `seed`; holds() reads it back.
+void fill(void *p, std::size_t n, unsigned seed) {
+  auto *b = static_cast<unsigned char *>(p);
+  for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(seed * 13 + i);
+}
+bool holds(const void *p, std::size_t n, unsigned seed) {
+  const auto *b = static_cast<const unsigned char *>(p);
+  for (std::size_t i = 0; i < n; ++i)
+    if (b[i] != static_cast<unsigned char>(seed * 13 + i)) return false;
+  return true;
+}
+
 TEST_F(ReapTest, MallocAlignsToSixteenFromSixteenBytesAndToEightBelow) {
+  std::vector<void *> objs;
   for (std::size_t n = 0; n < 600; ++n) {
     void *p = reap_malloc(r, n);
     ASSERT_NE(p, nullptr);
     EXPECT_TRUE(aligned(p, n >= 16 ? 16 : 8)) << n;
     EXPECT_GE(reap_usable_size(r, p), n);
-    std::memset(p, 0xAB, n);
+    fill(p, n, static_cast<unsigned>(n));
+    objs.push_back(p);
   }
+  // every requested byte is the object's own
+  for (std::size_t n = 0; n < objs.size(); ++n) EXPECT_TRUE(holds(objs[n], n, static_cast<unsigned>(n))) << n;
 }
 
 TEST_F(ReapTest, ObjectsDoNotOverlapAndKeepTheirContents) {
@@ -88,15 +105,25 @@ TEST_F(ReapTest, CallocZeroesAndRefusesAnOverflowingProduct) {
 }
 
 TEST_F(ReapTest, MemalignHonoursEveryPowerOfTwoUpToOneMebibyte) {
+  struct Obj {
+    void *p;
+    std::size_t n;
+    unsigned seed;
+  };
+  std::vector<Obj> objs;
+  unsigned seed = 0;
   for (std::size_t a = 1; a <= (1u << 20); a <<= 1) {
     for (std::size_t n : {1u, 100u, 5000u, 200000u}) {
       void *p = reap_memalign(r, a, n);
       ASSERT_NE(p, nullptr) << a << " " << n;
       EXPECT_TRUE(aligned(p, a < 16 ? 16 : a)) << a;
       EXPECT_GE(reap_usable_size(r, p), n);
-      std::memset(p, 1, n);
+      fill(p, n, ++seed);
+      objs.push_back({p, n, seed});
     }
   }
+  // the aligned objects do not overlap (nor the head and tail memalign trims off)
+  for (const Obj &o : objs) EXPECT_TRUE(holds(o.p, o.n, o.seed)) << o.n << " #" << o.seed;
 }
 
 TEST_F(ReapTest, MemalignRejectsZeroANonPowerOfTwoAndAbsurdAlignmentsWithEinval) {
@@ -138,8 +165,26 @@ TEST_F(ReapTest, AFailedReallocLeavesTheOldObjectIntact) {
 }
 
 TEST_F(ReapTest, FreeOfNullIsANoOp) {
+  // With objects live, so that a null free which freed or forgot anything
+  // would show in the counts and the contents.
+  void *small = reap_malloc(r, 100);
+  void *large = reap_malloc(r, 200000);
+  ASSERT_NE(small, nullptr);
+  ASSERT_NE(large, nullptr);
+  fill(small, 100, 1);
+  fill(large, 200000, 2);
+  const reap_stats_t before = stats();
+  ASSERT_EQ(before.live_objects, 2u);
   reap_free(r, nullptr);
-  EXPECT_EQ(stats().live_objects, 0u);
+  const reap_stats_t after = stats();
+  ASSERT_EQ(after.live_objects, before.live_objects);  // else the objects may be unmapped
+  ASSERT_EQ(after.live_bytes, before.live_bytes);
+  EXPECT_TRUE(holds(small, 100, 1));
+  EXPECT_TRUE(holds(large, 200000, 2));
+  // and the next object is a new one, not one of the live two
+  void *next = reap_malloc(r, 100);
+  EXPECT_NE(next, small);
+  EXPECT_NE(next, large);
 }
 
 TEST_F(ReapTest, StatsCountLiveObjectsAndBytes) {
@@ -234,13 +279,36 @@ TEST_F(ReapTest, ManyReapsCanBeCreatedAndDestroyed) {
 }
 
 TEST_F(ReapTest, ADeepNestIsDestroyedWithoutRecursion) {
+  // 20000 reaps, each the child of the one before, each with an object.
+  // They are freed on a thread with a 64 KiB stack: a recursion a level
+  // needs several times that (even inlined a few levels deep, a frame holds
+  // a return address and the saved pointers, over 8 bytes a level) and
+  // crashes.
   reap_t *at = r;
-  for (int i = 0; i < 10000; ++i) {
+  for (int i = 0; i < 20000; ++i) {
     at = reap_create(at);
     ASSERT_NE(at, nullptr);
+    ASSERT_NE(reap_malloc(at, 64), nullptr);
   }
-  reap_free_all(r);
+  ASSERT_NE(reap_malloc(r, 64), nullptr);
+  ASSERT_EQ(stats().live_objects, 1u);
+  pthread_attr_t attr;
+  ASSERT_EQ(pthread_attr_init(&attr), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+  pthread_t t;
+  ASSERT_EQ(pthread_create(
+                &t, &attr,
+                [](void *arg) -> void * {
+                  reap_free_all(static_cast<reap_t *>(arg));
+                  return nullptr;
+                },
+                r),
+            0);
+  ASSERT_EQ(pthread_join(t, nullptr), 0);
+  pthread_attr_destroy(&attr);
   EXPECT_EQ(stats().live_objects, 0u);
+  EXPECT_EQ(stats().live_bytes, 0u);
+  EXPECT_NE(reap_malloc(r, 64), nullptr);  // the reap itself stays
 }
 
 }  // namespace
