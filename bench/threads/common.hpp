@@ -21,6 +21,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "rng.hpp"
+
 namespace tb {
 
 struct Args {
@@ -80,23 +82,8 @@ inline long scaled(const Args &a, double base, long floor = 1) {
   return v < floor ? floor : static_cast<long>(v);
 }
 
-// splitmix64: small and the same everywhere.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(next() % n); }
-  std::size_t range(std::size_t lo, std::size_t hi) { return lo + next() % (hi - lo + 1); }
-  bool chance(unsigned per_mille) { return below(1000) < per_mille; }
-
- private:
-  std::uint64_t s_;
-};
+// The seeded PRNG the workloads use too (workloads/common/rng.hpp).
+using Rng = alloclab::SplitMix64;
 
 // Sizes skewed towards the small end, as in the allocation traces these
 // benchmarks imitate: most objects 8..128 bytes, fewer up to `max`.

@@ -1,6 +1,7 @@
 // workload.hpp — what every bundled workload shares: the command line
-// (`--alloc custom|reap|malloc`, `--scale N`, `--quick`), a seeded PRNG, a
-// running checksum, and the footprint line the study reads from stderr.
+// (`--alloc custom|reap|malloc`, `--scale N`, `--quick`), a seeded PRNG
+// (rng.hpp), a running checksum, and the footprint line the study reads from
+// stderr.
 //
 // Every workload is one program that can run several ways, picked at run time:
 //   malloc    naive allocation, built as the 2026 paper's Table 4 builds it
@@ -18,6 +19,8 @@
 #pragma once
 
 #include <alloclab/reap.h>
+
+#include "rng.hpp"
 
 #include <cerrno>
 #include <cinttypes>
@@ -191,26 +194,8 @@ inline reap_t *new_reap(reap_t *parent) {
   return static_cast<reap_t *>(check(reap_create(parent), "reap_create"));
 }
 
-// splitmix64: small, fast, and the same on every machine.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // uniform in [0, n), n > 0 (the tiny modulo bias does not matter here)
-  std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(next() % n); }
-  // uniform in [lo, hi]
-  int range(int lo, int hi) { return lo + static_cast<int>(below(static_cast<std::uint32_t>(hi - lo + 1))); }
-  bool chance(unsigned percent) { return below(100) < percent; }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  std::uint64_t s_;
-};
+// The seeded PRNG (rng.hpp), shared with the thread benchmarks.
+using Rng = alloclab::SplitMix64;
 
 inline std::uint64_t mix(std::uint64_t h) {
   h ^= h >> 33;
