@@ -294,6 +294,12 @@ def add_output_file(p, default, help_text="output file"):
                    help=f"{help_text} (default %(default)s)")
 
 
+def add_export(p, fmt, help_text):
+    """--export-FMT FILE: a second copy of a result in another format (json, markdown, csv)."""
+    p.add_argument(f"--export-{fmt}", type=_type(parse_output_file), default=None, metavar="FILE",
+                   help=help_text)
+
+
 def add_command(p):
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 

@@ -217,12 +217,9 @@ def compare_arguments(sc) -> None:
     sc.add_argument("--fixed-order", action="store_true",
                     help="visit the cells in the same order every round (default: shuffled per round)")
     A.add_output_dir(sc, "out/compare")
-    sc.add_argument("--export-json", type=A._type(A.parse_output_file), default=None, metavar="FILE",
-                    help="also write the summary (cells, statistics, ratios) as JSON here")
-    sc.add_argument("--export-markdown", type=A._type(A.parse_output_file), default=None, metavar="FILE",
-                    help="also write the results table as Markdown here")
-    sc.add_argument("--export-csv", type=A._type(A.parse_output_file), default=None, metavar="FILE",
-                    help="also write the per-run rows (results.csv) here")
+    A.add_export(sc, "json", "also write the summary (cells, statistics, ratios) as JSON here")
+    A.add_export(sc, "markdown", "also write the results table as Markdown here")
+    A.add_export(sc, "csv", "also write the per-run rows (results.csv) here")
     A.add_command(sc)
 
 
@@ -268,10 +265,8 @@ def cmd_compare(ns) -> int:
 def report_arguments(sr) -> None:
     sr.add_argument("dir", type=A._type(A.parse_input_dir), metavar="DIR",
                     help="a comparison's output directory (holding summary.json)")
-    sr.add_argument("--export-json", type=A._type(A.parse_output_file), default=None, metavar="FILE",
-                    help="also write the summary and every run as JSON here")
-    sr.add_argument("--export-markdown", type=A._type(A.parse_output_file), default=None, metavar="FILE",
-                    help="also write the results table as Markdown here")
+    A.add_export(sr, "json", "also write the summary and every run as JSON here")
+    A.add_export(sr, "markdown", "also write the results table as Markdown here")
 
 
 def cmd_report(ns) -> int:

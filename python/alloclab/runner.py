@@ -95,6 +95,15 @@ def _tail(path: str, limit: int = 4000) -> str:
         return ""
 
 
+def _kill_group(pgid: int) -> None:
+    """SIGKILL a run's process group (its own session): on timeout, on ^C, and after it ends, so
+    nothing it started lives on. Best effort: the group may be gone already."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def file_sha256(path: str) -> str:
     """SHA-256 of a file's bytes, hex."""
     h = hashlib.sha256()
@@ -144,10 +153,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
             if timeout:
                 def kill():
                     killed.set()
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                    _kill_group(proc.pid)
                 timer = threading.Timer(timeout, kill)
                 timer.daemon = True
                 timer.start()
@@ -159,10 +165,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
                     except InterruptedError:
                         continue
             except KeyboardInterrupt:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+                _kill_group(proc.pid)
                 try:
                     os.wait4(proc.pid, 0)
                 except ChildProcessError:
@@ -175,10 +178,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
             wall = time.perf_counter() - start
             proc.returncode = os.waitstatus_to_exitcode(status)
             # Reap anything the program left behind in its group (best effort).
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            _kill_group(proc.pid)
         finally:
             if out_f:
                 out_f.close()
