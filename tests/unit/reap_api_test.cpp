@@ -6,14 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <malloc.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "alloclab/reap.h"
+#include "malloc_in_use.hpp"
 
 namespace {
 
@@ -213,16 +212,6 @@ TEST_F(ReapTest, FreeAllFreesEveryObjectAndTheReapStaysUsable) {
   std::strcpy(p, "usable");
   EXPECT_STREQ(p, "usable");
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
-std::size_t malloc_in_use() { return __sanitizer_get_current_allocated_bytes(); }
-#else
-std::size_t malloc_in_use() {
-  const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;  // small chunks plus mmapped ones
-}
-#endif
 
 bool mapped(const void *p) {
   unsigned char v;

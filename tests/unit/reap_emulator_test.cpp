@@ -2,23 +2,12 @@
 // process's malloc, and clear/destroy free them (reaps paper §3.1).
 #include <gtest/gtest.h>
 
-#include <malloc.h>
-
 #include <cstdlib>
 
 #include "alloclab/reap.h"
+#include "malloc_in_use.hpp"
 
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
-std::size_t malloc_in_use() { return __sanitizer_get_current_allocated_bytes(); }
-#else
-std::size_t malloc_in_use() {
-  const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;  // small chunks plus mmapped ones
-}
-#endif
 
 TEST(RegionEmulator, ReapsReportThatTheyAreEmulated) {
   reap_t *r = reap_create(nullptr);
