@@ -1,7 +1,12 @@
 // The C++ faces: alloclab::Reap, ReapResource (std::pmr), ReapAllocator.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstring>
+#include <new>
 #include <list>
 #include <map>
 #include <memory_resource>
@@ -55,13 +60,30 @@ TEST(Reap, MakeHonoursOverAlignedTypes) {
   }
 }
 
+// Is the page at p mapped? (A reap's large object is a mapping of its own,
+// unmapped when the reap that holds it dies.)
+bool mapped(const void *p) {
+  unsigned char v;
+  const auto page = reinterpret_cast<std::uintptr_t>(p) & ~(std::uintptr_t(sysconf(_SC_PAGESIZE)) - 1);
+  return mincore(reinterpret_cast<void *>(page), 1, &v) == 0;
+}
+
 TEST(Reap, NestedReapsDieWithTheirParent) {
-  Reap parent;
+  // The child's destructor never runs (it lives in raw storage): only the
+  // parent's end can free the child's object.
+  alignas(Reap) unsigned char storage[sizeof(Reap)];
+  void *big = nullptr;
   {
-    Reap child(parent);
-    ASSERT_NE(child.malloc(100), nullptr);
+    Reap parent;
+    Reap *child = new (storage) Reap(parent);
+    big = child->malloc(8u << 20);
+    ASSERT_NE(big, nullptr);
+    std::memset(big, 1, 8u << 20);
+    EXPECT_EQ(child->stats().live_objects, 1u);
+    EXPECT_EQ(parent.stats().live_objects, 0u);  // a child's objects are its own
+    EXPECT_TRUE(mapped(big));
   }
-  EXPECT_EQ(parent.stats().live_objects, 0u);
+  EXPECT_FALSE(mapped(big));
 }
 
 TEST(ReapResource, DeallocateReallyFreesSoAGrowingVectorReusesMemory) {
@@ -89,11 +111,20 @@ TEST(ReapResource, HonoursOverAlignedRequests) {
 }
 
 TEST(ReapResource, ANestedResourceTakesAParent) {
-  ReapResource parent;
-  ReapResource child(parent);
-  std::pmr::string s("a string long enough to need the heap, not SSO", &child);
-  EXPECT_EQ(child.reap().stats().live_objects, 1u);
-  EXPECT_EQ(parent.reap().stats().live_objects, 0u);
+  // As above: the child is never destroyed itself, so its object is freed
+  // only if its reap is the parent's child.
+  alignas(ReapResource) unsigned char storage[sizeof(ReapResource)];
+  void *big = nullptr;
+  {
+    ReapResource parent;
+    auto *child = new (storage) ReapResource(parent);
+    big = child->allocate(8u << 20);
+    std::memset(big, 1, 8u << 20);
+    EXPECT_EQ(child->reap().stats().live_objects, 1u);
+    EXPECT_EQ(parent.reap().stats().live_objects, 0u);
+    EXPECT_TRUE(mapped(big));
+  }
+  EXPECT_FALSE(mapped(big));
 }
 
 TEST(ReapResource, ReleaseFreesEverythingAtOnce) {
