@@ -44,6 +44,7 @@ TEST(Reap, MakeConstructsAndDestroyRunsTheDestructor) {
   Reap r;
   Counted *c = r.make<Counted>(&live);
   EXPECT_EQ(live, 1);
+  EXPECT_EQ(r.stats().live_objects, 1u);
   r.destroy(c);
   EXPECT_EQ(live, 0);
   EXPECT_EQ(r.stats().live_objects, 0u);
@@ -130,6 +131,7 @@ TEST(ReapResource, ANestedResourceTakesAParent) {
 TEST(ReapResource, ReleaseFreesEverythingAtOnce) {
   ReapResource res;
   for (int i = 0; i < 1000; ++i) (void)res.allocate(64);
+  ASSERT_EQ(res.reap().stats().live_objects, 1000u);
   res.release();
   EXPECT_EQ(res.reap().stats().live_objects, 0u);
 }
