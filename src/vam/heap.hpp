@@ -41,8 +41,10 @@ struct Heap {
   Block *empty_dirty[2] = {};               // empty blocks, pages still resident
   Block *empty_clean[2] = {};               // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
-  std::int64_t dirty_pages = 0;             // empty, undiscarded pages (blocks + large)
+  std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
   std::int64_t dirty_since_ms = 0;
+  std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
+  std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
   LargeHeap large;
 };
 
