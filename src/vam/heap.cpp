@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "layers/os.hpp"
+#include "vam/huge.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_map.hpp"
 
@@ -479,6 +480,7 @@ void heap_collect(Heap *h) noexcept {
   h->large.sweep();
   h->dirty_pages = 0;
   release_empty_segments(h);
+  huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
 void heap_abandon(Heap *h) noexcept {

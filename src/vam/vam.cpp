@@ -638,5 +638,6 @@ void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
 void vam_collect(void) {
   if (v::Heap *h = v::t_heap) v::heap_collect(h);
+  v::huge_cache_expire(true);
 }
 }
