@@ -483,14 +483,37 @@ void heap_collect(Heap *h) noexcept {
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
-void heap_abandon(Heap *h) noexcept {
+// A heap no thread owns. Programs that start a thread per task hand the same
+// heap from one thread to the next within microseconds, and discarding its
+// empty pages at every exit made the next thread fault them all back in. So
+// under the delayed policy an abandoned heap keeps its empty pages while
+// they fit `room` (what is left of the budget all abandoned heaps share:
+// VAM_DISCARD_THRESHOLD_ALONE, what one lone thread's heap may keep; vam.cpp)
+// and gives them back once they reach a heap's largest budget or have
+// waited VAM_DISCARD_DELAY_MS (checked whenever frees into abandoned heaps
+// are applied, and when a heap maps a new segment).
+std::int64_t idle_limit() noexcept { return options().discard_threshold_alone; }
+
+std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
+  const Options &o = options();
+  if (o.discard == int(DiscardPolicy::off)) return 0;  // not counted: nothing ever goes back
+  if (o.discard == int(DiscardPolicy::delayed)) {
+    const std::int64_t dirty = dirty_total(h);
+    if (dirty <= 0) return 0;
+    if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift) && now_ms() - h->dirty_since_ms < o.discard_delay_ms) return dirty;
+  }
+  heap_collect(h);
+  return 0;
+}
+
+std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   drain_remote(h);
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {
     Block *b = h->avail[c];
     if (b && b->used == 0) retire(h, b);
   }
-  if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+  return heap_sweep_idle(h, room);
 }
 
 }  // namespace alloclab::vam

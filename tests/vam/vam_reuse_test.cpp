@@ -1,8 +1,9 @@
 // When libvam reuses memory instead of asking the OS again, and that what it
 // keeps for reuse still goes back: the huge-object cache (mappings reused
 // across sizes, bounded, expired after VAM_DISCARD_DELAY_MS, dropped when
-// the address space runs out) and the delayed discarding of free pages in
-// the large-object regions (counted as they are, not as they were freed).
+// the address space runs out), the delayed discarding of free pages in the
+// large-object regions (counted as they are, not as they were freed), and
+// the empty pages an exiting thread leaves to the next (a shared budget).
 // Prefixed API; runs in every build, the sanitizers' included.
 #include <stdint.h>
 #include <stdio.h>
@@ -200,6 +201,68 @@ TEST(VamDiscardBudget, FreedLargeObjectsStillGoBackPastTheBudget) {
   // At most the largest budget (eight times 256 pages) stays resident:
   // emptied regions are unmapped, the one kept is discarded.
   EXPECT_LE(empty.pages_in_use + 16000 - 8 * 256, full.pages_in_use);
+}
+
+// ---- thread exit --------------------------------------------------------------
+
+// A thread frees 20 objects of 40000 bytes (about 200 empty pages, under the
+// 256-page threshold) and exits.
+void allocate_free_and_exit() {
+  std::thread([] {
+    std::vector<void *> v;
+    v.reserve(20);
+    for (int i = 0; i < 20; ++i) {
+      v.push_back(vam_malloc(40000));
+      memset(v.back(), 1, 40000);
+    }
+    for (void *p : v) vam_free(p);
+  }).join();
+}
+
+TEST(VamThreadChurn, AnExitingThreadLeavesItsEmptyPagesToTheNextOne) {
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  allocate_free_and_exit();
+  const vam_stats_t after = stats();
+  // Discarded at every exit, the next thread to adopt the heap faulted them
+  // all in again (thread-per-task programs, mstress).
+  EXPECT_EQ(after.discard_calls, before.discard_calls);
+  EXPECT_GE(after.pages_in_use, before.pages_in_use + 190);
+}
+
+TEST(VamThreadChurn, TheEmptyPagesOfAnExitedThreadGoBackAfterTheDelay) {
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  allocate_free_and_exit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // VAM_DISCARD_DELAY_MS is 100
+  const vam_stats_t after = stats();  // applies the abandoned heaps' frees, and their delays
+  EXPECT_GT(after.discard_calls, before.discard_calls);
+  EXPECT_LE(after.pages_in_use, before.pages_in_use + 20);
+}
+
+TEST(VamThreadChurn, ExitedThreadsKeepNoMoreThanTheSharedBudget) {
+  // Eight threads each leave about 2500 empty pages (10 MiB, under a heap's
+  // largest budget) and wait for each other, so no heap is adopted again:
+  // together they may keep 4096 pages (VAM_DISCARD_THRESHOLD_ALONE).
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  std::atomic<int> done{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; ++t)
+    ts.emplace_back([&done] {
+      std::vector<void *> v;
+      v.reserve(250);
+      for (int i = 0; i < 250; ++i) {
+        v.push_back(vam_malloc(40000));
+        memset(v.back(), 1, 40000);
+      }
+      for (void *p : v) vam_free(p);
+      done.fetch_add(1);
+      while (done.load() < 8) std::this_thread::yield();
+    });
+  for (auto &t : ts) t.join();
+  const vam_stats_t after = stats();
+  EXPECT_LE(after.pages_in_use, before.pages_in_use + 4096 + 8 * 64);  // plus segment headers
 }
 
 }  // namespace
