@@ -157,6 +157,21 @@ inline void *remap(void *p, std::size_t old_bytes, std::size_t new_bytes, std::s
   return q;
 }
 
+// Grow or shrink a mapping made by map() or map_aligned() in place: its start
+// stays where it is. False, with the mapping untouched, when growing would
+// run into another mapping.
+inline bool resize_in_place(void *p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+  const int saved = errno;
+  if (::mremap(p, old_bytes, new_bytes, 0) == MAP_FAILED) {
+    errno = saved;
+    return false;
+  }
+  counters().remaps.fetch_add(1, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_add(new_bytes, std::memory_order_relaxed);
+  counters().mapped_bytes.fetch_sub(old_bytes, std::memory_order_relaxed);
+  return true;
+}
+
 // Tell the kernel the contents of these whole pages are dead: the physical
 // pages go back, the address range stays ours and reads back as zeroes
 // (MADV_DONTNEED on private anonymous memory). `p` and `bytes` must be

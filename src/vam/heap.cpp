@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "layers/os.hpp"
+#include "vam/huge.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_map.hpp"
 
@@ -149,18 +150,43 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   return b;
 }
 
+// Empty pages the heap holds resident: empty blocks not yet discarded, and
+// the dirty pages of free large chunks. Both shrink again when the memory is
+// handed out anew, so a heap that frees and allocates at the same pace stays
+// under its threshold and keeps its pages instead of discarding and
+// faulting them back in again and again.
+std::int64_t dirty_total(Heap *h) noexcept { return h->dirty_pages + h->large.dirty_pages(); }
+
+// The threshold is a per-heap budget that adapts: a heap that reaches it
+// again within VAM_DISCARD_DELAY_MS of its last sweep is reusing what it
+// discards (the pages come straight back as faults), so its budget doubles,
+// up to kMaxBudgetShift doublings; a sweep forced by the delay (the pages
+// sat unused that long) halves it again. Empty pages still go back within
+// the delay, and a heap never holds more than its largest budget of them.
+constexpr std::uint32_t kMaxBudgetShift = 3;
+
 void maybe_sweep(Heap *h) noexcept {
   const Options &o = options();
-  if (o.discard != int(DiscardPolicy::delayed) || h->dirty_pages == 0) return;
-  const std::int64_t limit = live_heaps() > 1 ? o.discard_threshold : o.discard_threshold_alone;
-  if (h->dirty_pages >= limit || now_ms() - h->dirty_since_ms >= o.discard_delay_ms)
-    heap_collect(h);
+  if (o.discard != int(DiscardPolicy::delayed)) return;
+  const std::int64_t dirty = dirty_total(h);
+  if (dirty <= 0) return;
+  const std::int64_t base = live_heaps() > 1 ? o.discard_threshold : o.discard_threshold_alone;
+  const std::int64_t now = now_ms();
+  if (dirty >= base << h->budget_shift) {
+    if (now - h->swept_ms < o.discard_delay_ms && h->budget_shift < kMaxBudgetShift) ++h->budget_shift;
+  } else if (now - h->dirty_since_ms >= o.discard_delay_ms) {
+    if (h->budget_shift > 0) --h->budget_shift;
+  } else {
+    return;
+  }
+  h->swept_ms = now;
+  heap_collect(h);
 }
 
-void note_dirty(Heap *h, std::int64_t pages) noexcept {
-  if (pages <= 0) return;
-  if (h->dirty_pages == 0) h->dirty_since_ms = now_ms();
-  h->dirty_pages += pages;
+// Pages were just added to the heap's dirty ones; `was_clean`: it held none
+// before, so the delay starts now.
+void note_dirty(Heap *h, bool was_clean) noexcept {
+  if (was_clean) h->dirty_since_ms = now_ms();
   maybe_sweep(h);
 }
 
@@ -177,12 +203,16 @@ void retire(Heap *h, Block *b) noexcept {
       discard_block(h, b, kind);
       push(h->empty_clean[kind], b);
       break;
-    case DiscardPolicy::delayed:
+    case DiscardPolicy::delayed: {
+      const bool was_clean = dirty_total(h) <= 0;
       push(h->empty_dirty[kind], b);
-      note_dirty(h, block_pages(kind));
+      h->dirty_pages += block_pages(kind);
+      note_dirty(h, was_clean);
       break;
+    }
     case DiscardPolicy::off:
       push(h->empty_dirty[kind], b);
+      h->dirty_pages += block_pages(kind);  // as get_block takes them off
       break;
   }
 }
@@ -333,8 +363,9 @@ void small_free_invalid(Block *b, void *p) noexcept {
 
 void large_free_local(Heap *h, void *p) noexcept {
   const int policy = static_cast<int>(options().discard);
-  const std::size_t dirty = h->large.free(p, policy);
-  if (dirty) note_dirty(h, static_cast<std::int64_t>(dirty));
+  const std::int64_t before = dirty_total(h);
+  h->large.free(p, policy);
+  if (dirty_total(h) > before) note_dirty(h, before <= 0);
 }
 
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
@@ -449,16 +480,40 @@ void heap_collect(Heap *h) noexcept {
   h->large.sweep();
   h->dirty_pages = 0;
   release_empty_segments(h);
+  huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
-void heap_abandon(Heap *h) noexcept {
+// A heap no thread owns. Programs that start a thread per task hand the same
+// heap from one thread to the next within microseconds, and discarding its
+// empty pages at every exit made the next thread fault them all back in. So
+// under the delayed policy an abandoned heap keeps its empty pages while
+// they fit `room` (what is left of the budget all abandoned heaps share:
+// VAM_DISCARD_THRESHOLD_ALONE, what one lone thread's heap may keep; vam.cpp)
+// and gives them back once they reach a heap's largest budget or have
+// waited VAM_DISCARD_DELAY_MS (checked whenever frees into abandoned heaps
+// are applied, and when a heap maps a new segment).
+std::int64_t idle_limit() noexcept { return options().discard_threshold_alone; }
+
+std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
+  const Options &o = options();
+  if (o.discard == int(DiscardPolicy::off)) return 0;  // not counted: nothing ever goes back
+  if (o.discard == int(DiscardPolicy::delayed)) {
+    const std::int64_t dirty = dirty_total(h);
+    if (dirty <= 0) return 0;
+    if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift) && now_ms() - h->dirty_since_ms < o.discard_delay_ms) return dirty;
+  }
+  heap_collect(h);
+  return 0;
+}
+
+std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   drain_remote(h);
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {
     Block *b = h->avail[c];
     if (b && b->used == 0) retire(h, b);
   }
-  if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+  return heap_sweep_idle(h, room);
 }
 
 }  // namespace alloclab::vam

@@ -41,8 +41,11 @@ struct Heap {
   Block *empty_dirty[2] = {};               // empty blocks, pages still resident
   Block *empty_clean[2] = {};               // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
-  std::int64_t dirty_pages = 0;             // empty, undiscarded pages (blocks + large)
+  std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
   std::int64_t dirty_since_ms = 0;
+  std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
+  std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
+  std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
   LargeHeap large;
 };
 
@@ -53,7 +56,14 @@ void large_free_local(Heap *h, void *p) noexcept;
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
 void heap_collect(Heap *h) noexcept;   // discard every empty page now
-void heap_abandon(Heap *h) noexcept;   // the owning thread is gone
+// The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
+// returns the pages kept.
+std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
+// A heap no thread owns: collect it if its empty pages exceed `room` or are
+// due (the delay, the largest budget). Returns the empty pages it keeps.
+std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
+std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
+void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
 // Transparent huge pages (VAM_HUGEPAGES): advise a segment the heap has just
 // mapped, before its first byte is touched; drop the advice once pages inside
 // it are discarded (so the kernel does not fill them back in) or it is unmapped.

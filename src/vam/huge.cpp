@@ -1,15 +1,21 @@
-// huge.cpp — one mapping per huge object, and a small cache of freed ones.
+// huge.cpp — one mapping per huge object, and a cache of freed ones.
 //
 // Mapping, first-touch faults and unmapping a 256 KiB..MiB object cost far
 // more than using it when a program allocates and frees such buffers in a
-// loop (interpreters growing strings and lists, compilers' obstacks). A few
-// freed mappings (at most VAM_HUGE_CACHE bytes, pages left resident) are
-// kept and handed out again for a request of nearly the same size.
+// loop (interpreters growing strings and lists, compilers' obstacks, server
+// threads' request buffers). Freed mappings (pages left resident) are kept,
+// VAM_HUGE_CACHE bytes for each thread that owns a heap, and handed out
+// again for a request of any size they can be resized to in place. Those
+// that wait longer than VAM_DISCARD_DELAY_MS are unmapped; so is the whole
+// cache when the address space runs out.
 #include "vam/huge.hpp"
+
+#include <time.h>
 
 #include "layers/os.hpp"
 #include "layers/spin_lock.hpp"
 #include "vam/check.hpp"
+#include "vam/heap.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_map.hpp"
 
@@ -17,11 +23,13 @@ namespace alloclab::vam {
 
 namespace {
 
-constexpr int kCacheSlots = 16;
+constexpr int kCacheSlots = 64;
+constexpr int kBudgetHeaps = 8;
 
 struct Cache {
   SpinLock lock;
   Segment *slot[kCacheSlots] = {};
+  std::int64_t freed_ms[kCacheSlots] = {};  // when each slot's mapping was freed
   // Written under the lock; read without it (a peek) by cache_take: atomic,
   // so the peek is a relaxed load rather than a data race.
   std::atomic<std::size_t> bytes{0};
@@ -29,39 +37,115 @@ struct Cache {
 
 Cache g_cache;  // constant-initialised
 
-// A cached mapping of at least `bytes`, wasting at most a quarter, or nullptr.
+std::int64_t now_ms() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void cache_remove_locked(int i) noexcept {
+  g_cache.bytes.store(g_cache.bytes.load(std::memory_order_relaxed) - g_cache.slot[i]->map_bytes,
+                      std::memory_order_relaxed);
+  g_cache.slot[i] = nullptr;
+}
+
+// Unmap a mapping that left the cache (its pages were counted as cached).
+void release(Segment *s) noexcept {
+  const std::size_t bytes = s->map_bytes;
+  huge_counters().cached_pages.fetch_sub(static_cast<std::int64_t>(bytes / kPage), std::memory_order_relaxed);
+  segment_map_set(s, false);
+  os::unmap(s, bytes);
+}
+
+// Mappings that sat in the cache for VAM_DISCARD_DELAY_MS or more (all of
+// them when `all`) leave it; they are unmapped outside the lock.
+bool cache_put(Segment *s) noexcept;
+
+// The cache holds up to VAM_HUGE_CACHE bytes for each thread that owns a heap
+// (for up to kBudgetHeaps threads): threads free huge objects at the same
+// time, and one thread's share would be taken by the others' frees.
+std::size_t cache_limit() noexcept {
+  const int heaps = live_heaps();
+  const std::size_t n = heaps < 1 ? 1 : heaps > kBudgetHeaps ? kBudgetHeaps : static_cast<std::size_t>(heaps);
+  return static_cast<std::size_t>(options().huge_cache) * n;
+}
+
+void cache_expire(bool all) noexcept {
+  if (g_cache.bytes.load(std::memory_order_relaxed) == 0) return;
+  const std::int64_t now = all ? 0 : now_ms();
+  const std::int64_t delay = options().discard_delay_ms;
+  Segment *old[kCacheSlots];
+  int n = 0;
+  g_cache.lock.lock();
+  for (int i = 0; i < kCacheSlots; ++i) {
+    if (g_cache.slot[i] && (all || now - g_cache.freed_ms[i] >= delay)) {
+      old[n++] = g_cache.slot[i];
+      cache_remove_locked(i);
+    }
+  }
+  g_cache.lock.unlock();
+  for (int i = 0; i < n; ++i) release(old[i]);
+}
+
+// A cached mapping for `bytes`, or nullptr. Mappings freed by one request
+// size rarely match the next one exactly, so the cache does not ask for a
+// near match: the smallest mapping that holds `bytes` is handed out as it
+// is when it wastes at most half of the request, and is otherwise shrunk in
+// place (its tail goes back); failing any big enough, the largest smaller
+// one is grown in place when the address space after it is free. Either is
+// one mremap against an mmap (plus the trimming munmaps of an aligned
+// mapping), first-touch faults on every page and an munmap later.
 Segment *cache_take(std::size_t bytes) noexcept {
   if (g_cache.bytes.load(std::memory_order_relaxed) == 0) return nullptr;  // a peek; the lock decides
-  Segment *best = nullptr;
-  int best_i = -1;
+  int fit = -1, below = -1;
+  // Grown only to a size the cache would keep.
+  const bool grow_ok = bytes <= static_cast<std::size_t>(options().huge_cache) / 2;
   g_cache.lock.lock();
   for (int i = 0; i < kCacheSlots; ++i) {
     Segment *s = g_cache.slot[i];
-    if (s && s->map_bytes >= bytes && s->map_bytes - bytes <= bytes / 4 &&
-        (!best || s->map_bytes < best->map_bytes)) {
-      best = s;
-      best_i = i;
+    if (!s) continue;
+    if (s->map_bytes >= bytes) {
+      if (fit < 0 || s->map_bytes < g_cache.slot[fit]->map_bytes) fit = i;
+    } else if (grow_ok && (below < 0 || s->map_bytes > g_cache.slot[below]->map_bytes)) {
+      below = i;
     }
   }
-  if (best) {
-    g_cache.slot[best_i] = nullptr;
-    g_cache.bytes.store(g_cache.bytes.load(std::memory_order_relaxed) - best->map_bytes,
-                        std::memory_order_relaxed);
-  }
+  const int pick = fit >= 0 ? fit : below;
+  Segment *s = pick >= 0 ? g_cache.slot[pick] : nullptr;
+  if (s) cache_remove_locked(pick);
   g_cache.lock.unlock();
-  return best;
+  if (!s) return nullptr;
+  HugeCounters &c = huge_counters();
+  c.cache_hits.fetch_add(1, std::memory_order_relaxed);
+  if (s->map_bytes == bytes || (s->map_bytes > bytes && s->map_bytes - bytes <= bytes / 2)) return s;
+  // Resize in place (no MREMAP_MAYMOVE: the mapping keeps its aligned start).
+  const std::size_t old_bytes = s->map_bytes;
+  if (!os::resize_in_place(s, old_bytes, bytes)) {
+    // Only growing can fail: back into the cache, or unmapped if it is full.
+    c.cache_hits.fetch_sub(1, std::memory_order_relaxed);
+    if (!cache_put(s)) release(s);
+    return nullptr;
+  }
+  s->map_bytes = bytes;
+  c.cached_pages.fetch_add((static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(old_bytes)) /
+                               static_cast<std::int64_t>(kPage),
+                           std::memory_order_relaxed);
+  c.cache_resizes.fetch_add(1, std::memory_order_relaxed);
+  return s;
 }
 
 bool cache_put(Segment *s) noexcept {
-  const auto limit = static_cast<std::size_t>(options().huge_cache);
-  if (s->map_bytes > limit / 2) return false;
+  if (s->map_bytes > static_cast<std::size_t>(options().huge_cache) / 2) return false;
+  const std::size_t limit = cache_limit();
   bool kept = false;
+  const std::int64_t now = now_ms();
   g_cache.lock.lock();
   const std::size_t cached = g_cache.bytes.load(std::memory_order_relaxed);
   if (cached + s->map_bytes <= limit) {
     for (int i = 0; i < kCacheSlots; ++i) {
       if (!g_cache.slot[i]) {
         g_cache.slot[i] = s;
+        g_cache.freed_ms[i] = now;
         g_cache.bytes.store(cached + s->map_bytes, std::memory_order_relaxed);
         kept = true;
         break;
@@ -73,6 +157,8 @@ bool cache_put(Segment *s) noexcept {
 }
 
 }  // namespace
+
+void huge_cache_expire(bool all) noexcept { cache_expire(all); }
 
 HugeCounters &huge_counters() noexcept {
   static HugeCounters c;
@@ -97,8 +183,15 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
     s->zeroed = 0;
     c.cached_pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
   } else {
-    void *mem = align > kSegmentBytes ? os::map_aligned(bytes, align, kSegmentBytes)
-                                      : os::map_aligned(bytes, kSegmentBytes);
+    auto map = [&] {
+      return align > kSegmentBytes ? os::map_aligned(bytes, align, kSegmentBytes)
+                                   : os::map_aligned(bytes, kSegmentBytes);
+    };
+    void *mem = map();
+    if (!mem && g_cache.bytes.load(std::memory_order_relaxed) != 0) {
+      cache_expire(true);  // out of address space (ulimit -v): the cache's goes first
+      mem = map();
+    }
     if (!mem) return nullptr;
     s = static_cast<Segment *>(mem);
     if (!segment_map_set(s, true)) {
@@ -136,10 +229,12 @@ void huge_free(Segment *s, void *p) noexcept {
   c.live_objects.fetch_sub(1, std::memory_order_relaxed);
   c.pages.fetch_sub(pages, std::memory_order_relaxed);
   c.cached_pages.fetch_add(pages, std::memory_order_relaxed);  // before another thread's take subtracts it
-  if (cache_put(s)) return;
-  c.cached_pages.fetch_sub(pages, std::memory_order_relaxed);
-  segment_map_set(s, false);
-  os::unmap(s, bytes);
+  if (!cache_put(s)) {
+    c.cached_pages.fetch_sub(pages, std::memory_order_relaxed);
+    segment_map_set(s, false);
+    os::unmap(s, bytes);
+  }
+  cache_expire(false);
 }
 
 void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {

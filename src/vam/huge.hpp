@@ -1,5 +1,6 @@
 // huge.hpp — objects above VAM_LARGE_MAX, each mapped on its own (paper §3.1
-// "extremely large") and unmapped on free. The mapping is segment-aligned and
+// "extremely large"); freed mappings are cached for reuse (huge.cpp) or
+// unmapped. The mapping is segment-aligned and
 // its Segment header comes first, so free() finds it with the same mask as
 // every other object; the object starts within the first segment, which is
 // why alignments are limited to half a segment (2 MiB).
@@ -23,6 +24,8 @@ struct HugeCounters {
   std::atomic<std::int64_t> pages{0};         // pages of live huge objects
   std::atomic<std::int64_t> cached_pages{0};  // pages of freed mappings kept for reuse
   std::atomic<std::int64_t> resizes{0};       // reallocs done by remapping (cumulative)
+  std::atomic<std::int64_t> cache_hits{0};    // allocations served from the cache (cumulative)
+  std::atomic<std::int64_t> cache_resizes{0}; // ... of them by resizing a cached mapping in place
 };
 HugeCounters &huge_counters() noexcept;
 
@@ -36,6 +39,9 @@ void huge_free(Segment *s, void *p) noexcept;
 // no copy, in place when the address space allows. Returns the object's
 // (possibly new) address, or nullptr when the kernel refused (p is intact).
 void *huge_resize(Segment *s, void *p, std::size_t n) noexcept;
+// Unmap the cached mappings freed VAM_DISCARD_DELAY_MS ago or more (all:
+// every one). Called as huge objects are freed and as heaps collect.
+void huge_cache_expire(bool all) noexcept;
 void huge_fork_prepare() noexcept;
 void huge_fork_parent() noexcept;
 void huge_fork_child() noexcept;

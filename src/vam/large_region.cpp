@@ -27,7 +27,25 @@ unsigned LargeHeap::bin_of(std::size_t s) noexcept {
   return kExactLargeBins + (lg - 15) * 8 + static_cast<unsigned>((s >> (lg - 3)) & 7);
 }
 
+// The pages a sweep would discard in free chunk c: those wholly inside it past
+// its list fields, up to the part of the region ever touched, less those
+// already discarded. The region's touched end only moves over chunks in use,
+// so the value cannot change while c sits in a list.
+std::int64_t LargeHeap::dirty_of(const Chunk *c) noexcept {
+  if (!(c->head & kChunkDirty)) return 0;
+  const char *base = reinterpret_cast<const char *>(c);
+  const char *end = base + chunk_size(c);
+  const char *touched = segment_of(c)->touched_end;
+  if (end > touched) end = touched;
+  const std::uintptr_t a = up(reinterpret_cast<std::uintptr_t>(base + kMinChunk));
+  const std::uintptr_t b = down(reinterpret_cast<std::uintptr_t>(end));
+  if (b <= a) return 0;
+  const std::size_t n = pages_in(b - a);
+  return n > c->disc_pages ? static_cast<std::int64_t>(n - c->disc_pages) : 0;
+}
+
 void LargeHeap::insert(Chunk *c) noexcept {
+  dirty_ += dirty_of(c);
   const unsigned b = bin_of(chunk_size(c));
   c->prev = nullptr;
   c->next = bins_[b];
@@ -37,6 +55,7 @@ void LargeHeap::insert(Chunk *c) noexcept {
 }
 
 void LargeHeap::remove(Chunk *c) noexcept {
+  dirty_ -= dirty_of(c);
   const unsigned b = bin_of(chunk_size(c));
   if (c->prev) c->prev->next = c->next;
   else bins_[b] = c->next;
@@ -332,6 +351,7 @@ void LargeHeap::sweep() noexcept {
       }
     }
   }
+  dirty_ = 0;  // no free chunk is marked dirty any more
 }
 
 }  // namespace alloclab::vam

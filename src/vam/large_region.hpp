@@ -66,6 +66,12 @@ class LargeHeap {
   bool resize(void *p, std::size_t n) noexcept;
   // Discard the pages of every free chunk still marked dirty.
   void sweep() noexcept;
+  // Pages inside free chunks marked dirty that are not known to be
+  // discarded: what a sweep would give back. Kept exact as chunks enter and
+  // leave the free lists, so a dirty chunk handed out again stops counting
+  // (the heap's discard threshold measures free resident memory, not the
+  // bytes freed since the last sweep).
+  std::int64_t dirty_pages() const noexcept { return dirty_; }
   // Largest request a region can take.
   static constexpr std::size_t region_capacity() noexcept {
     return kSegmentBytes - kRegionFirstChunk - 2 * kChunkHeader - kMinChunk;
@@ -85,8 +91,11 @@ class LargeHeap {
   void touch(Segment *seg, Chunk *c) noexcept;
   std::size_t discard_range(Segment *seg, char *from, char *to) noexcept;
 
+  static std::int64_t dirty_of(const Chunk *c) noexcept;
+
   Heap *owner_ = nullptr;
   HeapCounters *counters_ = nullptr;
+  std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;
   std::uint64_t bitmap_[kLargeBitmapWords] = {};

@@ -33,8 +33,9 @@ enum class HugePages : int { off = 0, automatic = 1, always = 2 };
   /* Largest object kept in the shared coalescing regions; bigger ones are mapped  */         \
   /* on their own. Clamped to [1024, 1 MiB].                                       */         \
   X("VAM_LARGE_MAX",         large_max,         256 * 1024, "bytes")                          \
-  /* Freed huge mappings kept (resident) for reuse, in bytes; 0 disables. Only  */         \
-  /* mappings up to half of this are kept.                                         */         \
+  /* Freed huge mappings kept (resident) for reuse, in bytes per thread that     */         \
+  /* owns a heap (up to 8 threads); 0 disables. Only mappings up to half of this  */         \
+  /* are kept; they go back after VAM_DISCARD_DELAY_MS unused.                    */         \
   X("VAM_HUGE_CACHE",        huge_cache,        8 << 20,    "bytes")                          \
   /* Transparent huge pages for the 4 MiB segments: off | auto (a heap's new       */         \
   /* segments, once it holds VAM_HUGEPAGE_MIN bytes of them) | always. A segment  */         \

@@ -32,6 +32,9 @@ struct Global {
   std::atomic<Heap *> abandoned{nullptr};  // heaps of exited threads (written under the lock)
   std::size_t heaps = 0;
   std::size_t abandoned_count = 0;
+  // Empty pages the abandoned heaps kept (heap_abandon), at most idle_limit().
+  // Written under the lock; read without it by exiting threads (a budget).
+  std::atomic<std::int64_t> abandoned_pages{0};
   std::atomic<int> live{0};    // heaps owned by a running thread
   std::atomic<int> ready{0};   // options read
   bool env_seen = false;       // the environment existed when they were read
@@ -84,10 +87,13 @@ void thread_done(void *arg) noexcept {
   t_heap = nullptr;
   t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
-  heap_abandon(h);
+  const std::int64_t kept =
+      heap_abandon(h, idle_limit() - g.abandoned_pages.load(std::memory_order_relaxed));
   h->orphan_frees.store(0, std::memory_order_relaxed);
   h->orphan.store(1, std::memory_order_relaxed);
   g.lock.lock();
+  h->kept_pages = kept;
+  g.abandoned_pages.store(g.abandoned_pages.load(std::memory_order_relaxed) + kept, std::memory_order_relaxed);
   h->abandoned_next = g.abandoned.load(std::memory_order_relaxed);
   g.abandoned.store(h, std::memory_order_relaxed);
   ++g.abandoned_count;
@@ -129,11 +135,14 @@ int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
 // kept it all resident until some thread next mapped a segment.
 namespace {
 
+// With g.lock held. The pages the heap kept at its abandonment go back too,
+// once due (heap_sweep_idle).
 void apply_orphan_frees(Heap *h) noexcept {
   h->orphan_frees.store(0, std::memory_order_relaxed);
-  if (h->remote.load(std::memory_order_relaxed) == nullptr) return;
-  drain_remote(h);
-  if (options().discard != int(DiscardPolicy::off)) heap_collect(h);
+  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  const std::int64_t others = g.abandoned_pages.load(std::memory_order_relaxed) - h->kept_pages;
+  h->kept_pages = heap_sweep_idle(h, idle_limit() - others);
+  g.abandoned_pages.store(others + h->kept_pages, std::memory_order_relaxed);
 }
 
 // With g.lock held.
@@ -198,6 +207,9 @@ Heap *new_listed_heap() noexcept {
     g.abandoned.store(h->abandoned_next, std::memory_order_relaxed);
     h->abandoned_next = nullptr;
     --g.abandoned_count;
+    g.abandoned_pages.store(g.abandoned_pages.load(std::memory_order_relaxed) - h->kept_pages,
+                            std::memory_order_relaxed);
+    h->kept_pages = 0;
     h->orphan.store(0, std::memory_order_relaxed);
   }
   g.lock.unlock();
@@ -638,5 +650,6 @@ void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
 void vam_collect(void) {
   if (v::Heap *h = v::t_heap) v::heap_collect(h);
+  v::huge_cache_expire(true);
 }
 }

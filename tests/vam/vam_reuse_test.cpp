@@ -1,0 +1,268 @@
+// When libvam reuses memory instead of asking the OS again, and that what it
+// keeps for reuse still goes back: the huge-object cache (mappings reused
+// across sizes, bounded, expired after VAM_DISCARD_DELAY_MS, dropped when
+// the address space runs out), the delayed discarding of free pages in the
+// large-object regions (counted as they are, not as they were freed), and
+// the empty pages an exiting thread leaves to the next (a shared budget).
+// Prefixed API; runs in every build, the sanitizers' included.
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "alloclab/vam.h"
+#include "layers/os.hpp"  // call counters of the OS layer libvam maps through
+
+namespace {
+
+vam_stats_t stats() {
+  vam_stats_t s;
+  vam_stats(&s);
+  return s;
+}
+
+std::uint64_t maps() { return alloclab::os::counters().maps.load(); }
+std::uint64_t unmaps() { return alloclab::os::counters().unmaps.load(); }
+
+// Another thread that owns a heap for the lifetime of this object: libvam
+// then applies VAM_DISCARD_THRESHOLD (256 pages), not the lone thread's one.
+class SecondHeap {
+ public:
+  SecondHeap()
+      : t_([this] {
+          vam_free(vam_malloc(16));
+          phase_ = 1;
+          while (phase_.load() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }) {
+    while (phase_.load() != 1) std::this_thread::yield();
+  }
+  ~SecondHeap() {
+    phase_ = 2;
+    t_.join();
+  }
+
+ private:
+  std::atomic<int> phase_{0};
+  std::thread t_;
+};
+
+// ---- huge objects ----------------------------------------------------------
+
+TEST(VamHugeReuse, ASmallerRequestReusesAFreedMappingWithoutANewOne) {
+  vam_collect();  // an empty cache
+  char *p = static_cast<char *>(vam_malloc(900000));
+  ASSERT_NE(p, nullptr);
+  memset(p, 1, 900000);
+  vam_free(p);
+  const std::uint64_t m = maps();
+  // Far smaller: the mapping is shrunk in place, its tail goes back.
+  char *q = static_cast<char *>(vam_malloc(300000));
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(maps(), m);
+  EXPECT_LT(vam_usable_size(q), 450000u);
+  memset(q, 2, 300000);
+  vam_free(q);
+  // A little smaller (still above VAM_LARGE_MAX): handed out as it is.
+  char *r = static_cast<char *>(vam_malloc(280000));
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(maps(), m);
+  EXPECT_GE(vam_usable_size(r), 300000u);
+  vam_free(r);
+  vam_collect();
+}
+
+TEST(VamHugeReuse, ManySizesInALoopNeedFewMappings) {
+  // The mstress pattern: random sizes from 256 KiB to 1 MiB, a few live.
+  vam_collect();
+  const std::uint64_t m = maps();
+  std::uint64_t x = 12345;
+  void *live[4] = {};
+  for (int i = 0; i < 400; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const size_t n = 256 * 1024 + (x >> 33) % (768 * 1024);
+    void *&slot = live[i % 4];
+    vam_free(slot);
+    slot = vam_malloc(n);
+    ASSERT_NE(slot, nullptr);
+    static_cast<char *>(slot)[n - 1] = 1;
+  }
+  for (void *p : live) vam_free(p);
+  // Mapping each anew takes 400 mappings; a cache that hands out only a
+  // near-size match (at most a quarter larger) took 52.
+  printf("400 huge objects of random sizes: %llu new mappings\n", static_cast<unsigned long long>(maps() - m));
+  EXPECT_LT(maps() - m, 20u);
+  vam_collect();
+}
+
+TEST(VamHugeReuse, CachedMappingsGoBackAfterTheDelay) {
+  vam_collect();
+  void *p = vam_malloc(600000);
+  void *q = vam_malloc(700000);
+  vam_free(p);  // cached
+  const vam_stats_t cached = stats();
+  const std::uint64_t u = unmaps();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // VAM_DISCARD_DELAY_MS is 100
+  vam_free(q);  // cached in turn; frees look at the cache's age: p's mapping goes
+  EXPECT_EQ(unmaps(), u + 1);
+  EXPECT_LE(stats().pages_in_use + 140, cached.pages_in_use);  // 600000 bytes are 147 pages
+  vam_collect();
+}
+
+TEST(VamHugeReuse, CollectEmptiesTheCache) {
+  void *p = vam_malloc(600000);
+  vam_free(p);
+  const vam_stats_t before = stats();
+  vam_collect();
+  EXPECT_LE(stats().pages_in_use + 140, before.pages_in_use);  // 600000 bytes are 147 pages
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+size_t mapped_bytes() {
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long v = 0;
+  const int n = fscanf(f, "%lu", &v);
+  fclose(f);
+  return n == 1 ? v * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+[[noreturn]] void huge_object_after_cached_ones_under_ulimit() {
+  void *a = vam_malloc(size_t{5} << 19);  // 2.5 MiB each: three fit the 8 MiB cache
+  void *b = vam_malloc(size_t{5} << 19);
+  void *c = vam_malloc(size_t{5} << 19);
+  if (!a || !b || !c) _exit(3);
+  vam_free(a);
+  vam_free(b);
+  vam_free(c);
+  const size_t limit = mapped_bytes() + (size_t{4} << 20);
+  const rlimit lim{limit, limit};
+  if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(4);
+  // 5 MiB fits only once the cache's 7.5 MiB of address space is given back.
+  void *big = vam_malloc(size_t{5} << 20);
+  if (!big) _exit(5);
+  memset(big, 1, size_t{5} << 20);
+  vam_free(big);
+  _exit(0);
+}
+#endif
+
+TEST(VamHugeReuse, RunningOutOfAddressSpaceEmptiesTheCacheFirst) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "RLIMIT_AS cannot be used under a sanitizer";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(huge_object_after_cached_ones_under_ulimit(), ::testing::ExitedWithCode(0), "");
+#endif
+}
+
+// ---- large objects: delayed discarding ---------------------------------------
+
+TEST(VamDiscardBudget, FreeingAndReallocatingAtTheSamePaceDiscardsNothing) {
+  SecondHeap other;  // the 256-page threshold applies
+  std::vector<void *> v;
+  v.reserve(64);
+  for (int i = 0; i < 64; ++i) {
+    v.push_back(vam_malloc(40000));  // ten pages each, in a large region
+    memset(v.back(), 1, 40000);
+  }
+  const size_t calls = stats().discard_calls;
+  // Each free leaves about nine free pages; the next allocation takes them
+  // again. Counted as pages freed since the last sweep, 30 frees reached
+  // the threshold and discarded pages about to be reused: 66 sweeps here.
+  for (int i = 0; i < 2000; ++i) {
+    void *&slot = v[static_cast<size_t>(i) * 7 % 64];
+    vam_free(slot);
+    slot = vam_malloc(40000);
+    memset(slot, 2, 40000);
+  }
+  EXPECT_LE(stats().discard_calls - calls, 2u);
+  for (void *p : v) vam_free(p);
+}
+
+TEST(VamDiscardBudget, FreedLargeObjectsStillGoBackPastTheBudget) {
+  SecondHeap other;
+  std::vector<void *> v;
+  v.reserve(1600);
+  for (int i = 0; i < 1600; ++i) {
+    v.push_back(vam_malloc(40000));  // 64 MB
+    memset(v.back(), 1, 40000);
+  }
+  const vam_stats_t full = stats();
+  for (void *p : v) vam_free(p);
+  const vam_stats_t empty = stats();
+  // At most the largest budget (eight times 256 pages) stays resident:
+  // emptied regions are unmapped, the one kept is discarded.
+  EXPECT_LE(empty.pages_in_use + 16000 - 8 * 256, full.pages_in_use);
+}
+
+// ---- thread exit --------------------------------------------------------------
+
+// A thread frees 20 objects of 40000 bytes (about 200 empty pages, under the
+// 256-page threshold) and exits.
+void allocate_free_and_exit() {
+  std::thread([] {
+    std::vector<void *> v;
+    v.reserve(20);
+    for (int i = 0; i < 20; ++i) {
+      v.push_back(vam_malloc(40000));
+      memset(v.back(), 1, 40000);
+    }
+    for (void *p : v) vam_free(p);
+  }).join();
+}
+
+TEST(VamThreadChurn, AnExitingThreadLeavesItsEmptyPagesToTheNextOne) {
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  allocate_free_and_exit();
+  const vam_stats_t after = stats();
+  // Discarded at every exit, the next thread to adopt the heap faulted them
+  // all in again (thread-per-task programs, mstress).
+  EXPECT_EQ(after.discard_calls, before.discard_calls);
+  EXPECT_GE(after.pages_in_use, before.pages_in_use + 190);
+}
+
+TEST(VamThreadChurn, TheEmptyPagesOfAnExitedThreadGoBackAfterTheDelay) {
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  allocate_free_and_exit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // VAM_DISCARD_DELAY_MS is 100
+  const vam_stats_t after = stats();  // applies the abandoned heaps' frees, and their delays
+  EXPECT_GT(after.discard_calls, before.discard_calls);
+  EXPECT_LE(after.pages_in_use, before.pages_in_use + 20);
+}
+
+TEST(VamThreadChurn, ExitedThreadsKeepNoMoreThanTheSharedBudget) {
+  // Eight threads each leave about 2500 empty pages (10 MiB, under a heap's
+  // largest budget) and wait for each other, so no heap is adopted again:
+  // together they may keep 4096 pages (VAM_DISCARD_THRESHOLD_ALONE).
+  vam_free(vam_malloc(16));
+  const vam_stats_t before = stats();
+  std::atomic<int> done{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; ++t)
+    ts.emplace_back([&done] {
+      std::vector<void *> v;
+      v.reserve(250);
+      for (int i = 0; i < 250; ++i) {
+        v.push_back(vam_malloc(40000));
+        memset(v.back(), 1, 40000);
+      }
+      for (void *p : v) vam_free(p);
+      done.fetch_add(1);
+      while (done.load() < 8) std::this_thread::yield();
+    });
+  for (auto &t : ts) t.join();
+  const vam_stats_t after = stats();
+  EXPECT_LE(after.pages_in_use, before.pages_in_use + 4096 + 8 * 64);  // plus segment headers
+}
+
+}  // namespace
