@@ -62,21 +62,26 @@ def test_no_setting_changes_a_programs_output_or_makes_it_fail(quick_ablation):
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_the_layout_switches_change_the_cache_behaviour(quick_ablation):
-    """A switch that did nothing would leave cachegrind's counts exactly equal."""
+    """A switch that did nothing would leave cachegrind's counts exactly equal (the
+    environments have one size and the interpreters fixed hash seeds)."""
     _, _, data = quick_ablation
     for name in ("VAM_CLASSES", "VAM_BLOCK_ALLOC", "VAM_HEADERS", "VAM_BLOCK_PAGES"):
         moved = [r for r in data["rows"] if r["switch"] == name and not r["is_default"]
                  and r["d1_ratio"] is not None and r["d1_ratio"] != 1.0]
         assert moved, f"{name}: no setting changed the D1 misses"
-    headers = [r for r in data["rows"] if r["switch"] == "VAM_HEADERS" and not r["is_default"]]
-    assert any(r["rss_ratio"] and r["rss_ratio"] > 1.0 for r in headers), "headers cost no memory anywhere"
 
 
 def test_the_settings_change_one_switch_at_a_time():
     sets = ablation.settings()
     assert sets[0].switch is None
     defaults = {s.name: s.default for s in ablation.SWITCHES}
-    assert sets[0].env() == defaults
+
+    def switches(env):
+        return {k: v for k, v in env.items() if k in defaults}
+
+    assert switches(sets[0].env()) == defaults
     for s in sets[1:]:
-        changed = {k for k, v in s.env().items() if v != defaults[k]}
+        changed = {k for k, v in switches(s.env()).items() if v != defaults[k]}
         assert changed == {s.switch}
+    # the same environment size for every setting: the stack does not move with the value
+    assert len({sum(len(k) + len(v) for k, v in s.env().items()) for s in sets}) == 1
