@@ -65,6 +65,8 @@ COMMANDS: tuple[Command, ...] = (
             "alloclab.pages:add_arguments", "alloclab.pages:main"),
     Command("study", "answer the papers' questions on this machine (report in out/study)",
             "alloclab.study:add_arguments", "alloclab.study:run_command"),
+    Command("ablation", "Vam's design switches one at a time: time, D1/LL misses, peak RSS (out/ablation)",
+            "alloclab.ablation:add_arguments", "alloclab.ablation:run_command"),
 )
 
 

@@ -689,7 +689,8 @@ def verdicts_markdown(vs: list) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr) -> dict:
+def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr,
+              ablation: bool = False) -> dict:
     from alloclab import study_report
     start = time.monotonic()
     os.makedirs(outdir, exist_ok=True)
@@ -709,6 +710,8 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
         extra["weights"] = weights(p, progress)
         extra["cache"] = locality(p, progress)
         extra["memory"] = memory_over_time(p, outdir, progress)
+        if ablation or mode == "full":
+            extra["ablation"] = run_ablation(p, outdir, progress)
     except StudyInterrupted as e:
         interrupted, rows = True, e.rows
     except KeyboardInterrupt:
@@ -728,6 +731,7 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
         "advs": p.advs, "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale, "seed": p.seed,
         "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed, "notes": p.notes,
         "interrupted": interrupted, "machine": compare.machine_info(),
+        "ablation": extra.get("ablation"),
         "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
                         "2002 and 2005 claims: wall time of clean runs",
     }
@@ -744,6 +748,23 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
     say(f"\nreport: {report}  ({elapsed:.0f} s)")
     analysis["interrupted"] = interrupted
     return analysis
+
+
+def run_ablation(p: Plan, outdir: str, progress) -> str | None:
+    """Vam's design switches one at a time (alloclab.ablation) into DIR/ablation/;
+    the path of its ablation.json relative to DIR, or None (with a note) when it could not run."""
+    from alloclab import ablation
+    if "vam" not in [a.name for a in p.allocators]:
+        p.notes.append("vam is not among the allocators: the ablation was not run")
+        return None
+    sub = os.path.join(outdir, "ablation")
+    try:
+        ablation.run_ablation(outdir=sub, mode="full" if p.mode == "full" else "default", progress=progress,
+                              command=["alloclab", "study", f"--{p.mode}", "--ablation"])
+    except LabError as e:
+        p.notes.append(f"ablation: {e}")
+        return None
+    return os.path.join("ablation", "ablation.json")
 
 
 def rerender(outdir: str) -> str:
@@ -775,6 +796,8 @@ def add_arguments(ss) -> None:
                       help="a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)")
     mode.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="bigger inputs, every littering level, more runs")
+    ss.add_argument("--ablation", action="store_true",
+                    help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")
     A.add_output_dir(ss, "out/study")
 
@@ -782,5 +805,5 @@ def add_arguments(ss) -> None:
 def run_command(ns) -> int:
     allocs = [a.name if a.path is None or a.name in alloc_mod.KNOWN else a.path
               for a in ns.allocators] if ns.allocators else None
-    analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs)
+    analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs, ablation=ns.ablation)
     return 130 if analysis.get("interrupted") else 0

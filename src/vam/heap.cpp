@@ -15,8 +15,13 @@ namespace alloclab::vam {
 namespace {
 
 inline int kind_of_class(unsigned cls) noexcept { return class_is_medium(cls) ? 1 : 0; }
-inline std::int64_t block_pages(int kind) noexcept {
-  return static_cast<std::int64_t>((kind ? kMediumBlockBytes : kSmallBlockBytes) / kPage);
+inline std::size_t block_bytes(int kind) noexcept {
+  return kind ? std::size_t{1} << g_layout.medium_shift : kSmallBlockBytes;
+}
+inline std::int64_t block_pages(int kind) noexcept { return static_cast<std::int64_t>(block_bytes(kind) / kPage); }
+// First byte of a block's pages (its objects start `header` bytes in).
+inline char *block_base(const Block *b) noexcept {
+  return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(b->start) & ~(kPage - 1));
 }
 
 std::int64_t now_ms() noexcept {
@@ -67,7 +72,7 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
   hugepages_new_segment(h, s);
   s->magic = kSegmentMagic;
   s->kind = kind ? SegKind::medium : SegKind::small;
-  s->block_shift = kind ? 14 : 12;
+  s->block_shift = kind ? g_layout.medium_shift : 12;
   s->owner = h;
   s->map_bytes = kSegmentBytes;
   s->next_block = s->first_block();
@@ -91,11 +96,28 @@ void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
 void discard_block(Heap *h, Block *b, int kind) noexcept {
   const std::int64_t n = block_pages(kind);
   hugepages_discarding(h->counters, segment_of(b->start));
-  os::discard(b->start, static_cast<std::size_t>(n) * kPage);
+  os::discard(block_base(b), static_cast<std::size_t>(n) * kPage);
   b->discarded = 1;
   h->counters.pages_in_use.add(-n);
   h->counters.pages_discarded.add(n);
   h->counters.discard_calls.add(1);
+}
+
+// VAM_BLOCK_ALLOC=lifo, the free-list-first alternative to reap allocation:
+// a block's objects all go on its free list as it is made, pushed in address
+// order, so allocation pops the last pushed (the highest address) first and
+// walks down the block; frees push in front. Every page of the block is
+// written at once, where bumping touches each page when its first object is
+// handed out.
+void thread_block(Block *b) noexcept {
+  FreeObj *head = nullptr;
+  for (char *p = b->start; p < b->end; p += b->size) {
+    auto *f = reinterpret_cast<FreeObj *>(p);
+    f->next = head;
+    head = f;
+  }
+  b->free = head;
+  b->bump = b->end;
 }
 
 // An empty block of the right size for `cls`: reuse one whose pages are
@@ -121,7 +143,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     const std::uint32_t i = s->next_block;
     store_relaxed(s->next_block, i + 1);
     b = s->blocks() + i;
-    b->start = s->block_start(i);
+    b->start = s->block_start(i) + g_layout.header;
+    g_layout_fixed = true;
     b->discarded = 0;
     // Pages of the block table are touched as it grows (records never
     // straddle a page; the header page was counted with the segment).
@@ -134,8 +157,11 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   Segment *bs = segment_of(b->start);
   ++bs->used_blocks;
   bs->idle = 0;
-  const std::size_t size = class_size(cls);
-  const std::size_t cap = (kind ? kMediumBlockBytes : kSmallBlockBytes) / size;
+  const std::size_t size = g_layout.slot[cls];
+  // At most kMaxSlots objects (the pending bitmap): only VAM_BLOCK_PAGES above
+  // 4 makes that bite, leaving the tail of a small class's block untouched.
+  std::size_t cap = block_bytes(kind) / size;
+  if (cap > kMaxSlots) cap = kMaxSlots;
   b->size = static_cast<std::uint32_t>(size);
   store_relaxed(b->cls, static_cast<std::uint16_t>(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
@@ -145,6 +171,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   for (std::uint64_t &w : b->pending) w = 0;
   b->bump = b->start;
   b->end = b->start + cap * size;
+  if (g_layout.lifo) thread_block(b);
   h->counters.class_blocks[cls].add(1);
   avail_push_front(h, b);
   return b;
@@ -318,6 +345,55 @@ void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept {
   c.hugepage_segments.add(-1);
 }
 
+// ---- the geometry (size_classes.hpp) ---------------------------------------
+
+constinit Layout g_layout = default_layout();
+bool g_layout_fixed = false;
+
+namespace {
+
+Layout make_layout(const Options &o) noexcept {
+  Layout l = default_layout();
+  if (o.classes == int(ClassSpacing::coarse)) {
+    // Powers of two: 8, 16, 32, ..., 1024 (classes 0..7). A request of n
+    // bytes, looked up at (n + 7) >> 3, goes to the smallest power >= 8i.
+    l.coarse = 1;
+    l.classes = 8;
+    for (std::size_t i = 0; i <= kSmallMax / 8; ++i) {
+      const std::size_t s = i * 8;
+      l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
+    }
+    for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = c < l.classes ? 8u << c : 0u;
+  }
+  if (o.headers) {
+    l.header = 16;
+    for (unsigned c = 0; c < l.classes; ++c) l.slot[c] += l.header;
+    l.inline_limit = 0;  // malloc_impl's inline path never writes a header
+  }
+  l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
+  l.medium_shift = 12 + static_cast<std::uint32_t>(__builtin_ctzll(static_cast<std::uint64_t>(o.block_pages)));
+  return l;
+}
+
+bool same_layout(const Layout &a, const Layout &b) noexcept {
+  const auto *x = reinterpret_cast<const unsigned char *>(&a);
+  const auto *y = reinterpret_cast<const unsigned char *>(&b);
+  for (std::size_t i = 0; i < sizeof(Layout); ++i)
+    if (x[i] != y[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool layout_settle() noexcept {
+  const Layout l = make_layout(options());
+  if (!g_layout_fixed) {
+    g_layout = l;
+    return true;
+  }
+  return same_layout(l, g_layout);
+}
+
 Heap *heap_create() noexcept {
   void *mem = os::map(os::align_up(sizeof(Heap), kPage));
   if (!mem) return nullptr;
@@ -457,18 +533,18 @@ void heap_collect(Heap *h) noexcept {
     // Blocks empty out in the program's order, not the address order they
     // were carved in: sort them, then discard each run of adjacent blocks
     // with one call.
-    const std::size_t bytes = kind ? kMediumBlockBytes : kSmallBlockBytes;
+    const std::size_t bytes = block_bytes(kind);
     char *run = nullptr;
     std::size_t run_bytes = 0;
     Block *b = sort_by_address(h->empty_dirty[kind]);
     h->empty_dirty[kind] = nullptr;
     while (b) {
       Block *next = b->next;
-      if (run && b->start == run + run_bytes) {
+      if (run && block_base(b) == run + run_bytes) {
         run_bytes += bytes;
       } else {
         if (run) discard_run(h, run, run_bytes);
-        run = b->start;
+        run = block_base(b);
         run_bytes = bytes;
       }
       b->discarded = 1;

@@ -49,6 +49,12 @@ struct Heap {
   LargeHeap large;
 };
 
+// The geometry options (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
+// VAM_BLOCK_PAGES) into g_layout. False if a block was already carved in
+// another geometry: that one stays.
+bool layout_settle() noexcept;
+extern bool g_layout_fixed;  // a block has been carved: g_layout is final
+
 Heap *heap_create() noexcept;
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept;
 void small_free_slow(Heap *h, Block *b) noexcept;

@@ -78,9 +78,19 @@ constexpr Word kHugePageWords[] = {{"off", int(HugePages::off)}, {"0", int(HugeP
                                    {"auto", int(HugePages::automatic)},
                                    {"always", int(HugePages::always)}, {"1", int(HugePages::always)},
                                    {nullptr, 0}};
+constexpr Word kClassWords[] = {{"fine", int(ClassSpacing::fine)}, {"coarse", int(ClassSpacing::coarse)},
+                                {nullptr, 0}};
+constexpr Word kBlockAllocWords[] = {{"bump", int(BlockAlloc::bump)}, {"lifo", int(BlockAlloc::lifo)},
+                                     {nullptr, 0}};
+constexpr Word kOnOffWords[] = {{"off", 0}, {"0", 0}, {"on", 1}, {"1", 1}, {nullptr, 0}};
+constexpr Word kBlockPageWords[] = {{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {nullptr, 0}};
 const Word *words_of(const char *name) noexcept {
   if (equals(name, "VAM_DISCARD")) return kDiscardWords;
   if (equals(name, "VAM_HUGEPAGES")) return kHugePageWords;
+  if (equals(name, "VAM_CLASSES")) return kClassWords;
+  if (equals(name, "VAM_BLOCK_ALLOC")) return kBlockAllocWords;
+  if (equals(name, "VAM_HEADERS")) return kOnOffWords;
+  if (equals(name, "VAM_BLOCK_PAGES")) return kBlockPageWords;
   return nullptr;
 }
 
@@ -109,8 +119,11 @@ void warn_value(const char *name, const char *value, const char *unit, std::int6
   if (!words_of(name)) l.str(" (a decimal number, optional k/m/g suffix)");
   l.str("; using ");
   if (const Word *w = words_of(name)) {
+    const Word *first = w;
     for (; w->word; ++w)
       if (w->value == kept && (w->word[0] < '0' || w->word[0] > '9')) break;
+    if (!w->word)  // an option whose words are all numbers (VAM_BLOCK_PAGES)
+      for (w = first; w->word && w->value != kept; ++w) {}
     l.str(w->word ? w->word : "?");
   } else {
     l.num(kept);

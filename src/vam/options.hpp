@@ -12,6 +12,8 @@ namespace alloclab::vam {
 
 enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
 enum class HugePages : int { off = 0, automatic = 1, always = 2 };
+enum class ClassSpacing : int { fine = 0, coarse = 1 };
+enum class BlockAlloc : int { bump = 0, lifo = 1 };
 
 //        name                    field            default   meaning
 #define VAM_OPTIONS(X)                                                                         \
@@ -43,6 +45,22 @@ enum class HugePages : int { off = 0, automatic = 1, always = 2 };
   X("VAM_HUGEPAGES",         hugepages,         1 /*auto*/, "off | auto | always")            \
   /* auto: the segment bytes a heap must already hold before it asks for more.    */         \
   X("VAM_HUGEPAGE_MIN",      hugepage_min,      32 << 20,   "bytes")                          \
+  /* Design switches, for the ablation (docs/vam.md, "Design switches"); the     */         \
+  /* defaults are the measured best. Size classes: fine (8, then 16 bytes apart  */         \
+  /* to 1024: exact fit, paper §3.1) | coarse (powers of two 8..1024, as         */         \
+  /* PHKmalloc's).                                                               */         \
+  X("VAM_CLASSES",           classes,           0 /*fine*/, "fine | coarse")                  \
+  /* Allocation inside a block: bump (reap: bump through a fresh block, then its */         \
+  /* free list, paper §3.4) | lifo (the whole block threaded on its free list     */         \
+  /* when made; allocation pops the object pushed last).                          */         \
+  X("VAM_BLOCK_ALLOC",       block_alloc,       0 /*bump*/, "bump | lifo")                    \
+  /* A 16-byte header holding the size before every small object, as DLmalloc's: */         \
+  /* off (headerless, BIBOP, paper §3.3) | on (the baseline the paper measures).  */         \
+  X("VAM_HEADERS",           headers,           0 /*off*/,  "off | on")                       \
+  /* Pages per block of the classes from 32 bytes up: 1 | 2 | 4 | 8 | 16. A      */         \
+  /* block holds at most 512 objects (its pending bitmap), so above 4 pages the   */         \
+  /* smallest classes leave the rest of their block untouched.                    */         \
+  X("VAM_BLOCK_PAGES",       block_pages,       4,          "1 | 2 | 4 | 8 | 16")          \
   /* Print vam_stats() to stderr at exit.                                          */         \
   X("VAM_STATS",             stats,             0,          "0 | 1")
 

@@ -46,4 +46,48 @@ static_assert(size_class(0) == 0 && size_class(8) == 0 && size_class(9) == 1);
 static_assert(size_class(16) == 1 && size_class(17) == 2 && size_class(1024) == 64);
 static_assert(class_size(kNumClasses - 1) == kSmallMax);
 
+// ---- the geometry in force (docs/vam.md, "Design switches") ---------------
+//
+// The functions above are the default geometry, fixed at compile time. Three
+// VAM_* options change it for an ablation: VAM_CLASSES=coarse (power-of-two
+// classes 8, 16, 32, ..., 1024, as PHKmalloc's), VAM_HEADERS=on (a 16-byte
+// header before every small object, holding its size, as DLmalloc's) and
+// VAM_BLOCK_PAGES (pages per medium block). They are settled once, before the
+// first block is carved, into this table, which the fast paths read: the
+// class of a request is one byte load whatever the spacing, and the inline
+// malloc path admits requests below `inline_limit`, so a geometry it cannot
+// serve (headers) costs the default path nothing but that compare's operand.
+struct Layout {
+  std::uint8_t class_of[kSmallMax / 8 + 1];  // request n (<= kSmallMax) -> class, at (n + 7) >> 3
+  std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
+  std::size_t inline_limit;                  // malloc_impl serves n < inline_limit inline
+  std::uint32_t header;                      // bytes before each small object: 0 or 16
+  std::uint32_t medium_shift;                // log2 of a medium block's bytes
+  std::uint32_t lifo;                        // VAM_BLOCK_ALLOC=lifo: blocks threaded when made
+  std::uint32_t coarse;                      // VAM_CLASSES=coarse
+  unsigned classes;                          // classes in use (<= kNumClasses)
+};
+
+// The default geometry, as a constant.
+constexpr Layout default_layout() noexcept {
+  Layout l{};
+  for (std::size_t i = 0; i <= kSmallMax / 8; ++i) l.class_of[i] = static_cast<std::uint8_t>(size_class(i * 8));
+  for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = static_cast<std::uint32_t>(class_size(c));
+  l.inline_limit = kSmallMax + 1;
+  l.header = 0;
+  l.medium_shift = 14;
+  l.lifo = 0;
+  l.coarse = 0;
+  l.classes = kNumClasses;
+  return l;
+}
+
+// The geometry in force: written only before the first block is carved.
+extern Layout g_layout;
+
+// Class of a request of n <= kSmallMax bytes, in the geometry in force.
+inline unsigned layout_class(std::size_t n) noexcept { return g_layout.class_of[(n + 7) >> 3]; }
+// Usable bytes of an object of class c (its slot less the header).
+inline std::size_t layout_usable(unsigned c) noexcept { return g_layout.slot[c] - g_layout.header; }
+
 }  // namespace alloclab::vam

@@ -100,11 +100,22 @@ void thread_done(void *arg) noexcept {
   g.lock.unlock();
 }
 
+// The geometry options settle once; read again after blocks exist, they can
+// no longer change it, and say so rather than be silently ignored.
+void settle_layout() noexcept {
+  if (layout_settle()) return;
+  static const char msg[] =
+      "vam: VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC and VAM_BLOCK_PAGES came too late (objects were "
+      "allocated before the environment could be read); using the defaults\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+}
+
 void init_options() noexcept {
   if (g.ready.load(std::memory_order_acquire)) return;
   g.lock.lock();
   if (!g.ready.load(std::memory_order_relaxed)) {
     g.env_seen = read_options();
+    settle_layout();
     g.ready.store(1, std::memory_order_release);
   }
   g.lock.unlock();
@@ -237,10 +248,20 @@ inline void *fail_nomem() noexcept {
 
 inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
+// VAM_HEADERS=on: a small object with its header (the object's usable size,
+// in the 16 bytes before it) written, as a DLmalloc-style allocator does.
+// Out of line: malloc_impl's default path stays a leaf with no frame.
+[[gnu::noinline]] void *small_alloc_header(Heap *h, std::size_t n) noexcept {
+  const unsigned c = layout_class(n);
+  void *p = small_alloc(h, c);
+  if (VAM_LIKELY(p != nullptr)) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
+  return p;
+}
+
 void *alloc_in(Heap *h, std::size_t n, std::size_t align) noexcept {
   void *p;
   if (n <= kSmallMax && align == 0) {
-    p = small_alloc(h, size_class(n));
+    p = g_layout.header ? small_alloc_header(h, n) : small_alloc(h, layout_class(n));
   } else if (n + align <= static_cast<std::size_t>(options().large_max) &&
              n + align <= LargeHeap::region_capacity()) {
     p = large_alloc(h, n, align);
@@ -281,12 +302,13 @@ void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
   if (align > kMaxAlignment) return fail_nomem();
   if (n > PTRDIFF_MAX) return fail_nomem();
   // A page-block class whose size is a multiple of `align`: every object of
-  // it is aligned, since blocks start on page boundaries.
+  // it is aligned, since blocks start on page boundaries (not so with headers:
+  // those objects go to the large heap).
   const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
-  if (rounded <= kSmallMax) {
+  if (rounded <= kSmallMax && g_layout.slot[layout_class(rounded)] % align == 0 && !g_layout.header) {
     Heap *h = thread_heap();
     if (!h) return malloc_slow(n == 0 ? 1 : n, align);  // exiting, or out of memory
-    void *p = small_alloc(h, size_class(rounded));
+    void *p = small_alloc(h, layout_class(rounded));
     return p ? p : fail_nomem();
   }
   return malloc_slow(n == 0 ? 1 : n, align);
@@ -343,7 +365,9 @@ void corruption(const char *what, const void *p) noexcept {
 
 void *malloc_impl(std::size_t n) noexcept {
   Heap *h = t_heap;
-  if (VAM_LIKELY(h != nullptr && n <= kSmallMax)) return small_alloc(h, size_class(n));
+  // inline_limit is kSmallMax + 1 unless VAM_HEADERS=on (size_classes.hpp).
+  if (VAM_LIKELY(h != nullptr && n < g_layout.inline_limit)) return small_alloc(h, layout_class(n));
+  if (h != nullptr && n <= kSmallMax) return small_alloc_header(h, n);
   if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
   return malloc_slow(n, 0);
 }
@@ -383,7 +407,7 @@ std::size_t usable_size_impl(const void *p) noexcept {
   Segment *s = object_segment(p);
   switch (s->kind) {
     case SegKind::small:
-    case SegKind::medium: return block_of(s, p)->size;
+    case SegKind::medium: return block_of(s, p)->size - g_layout.header;
     case SegKind::large: return LargeHeap::usable(p);
     default: return huge_usable(s, p);
   }
@@ -512,7 +536,7 @@ void collect_stats(vam_stats_t *out) noexcept {
   g.lock.unlock();
   const HugeCounters &hc = huge_counters();
   for (unsigned k = 0; k < kNumClasses; ++k) {
-    out->class_size[k] = class_size(k);
+    out->class_size[k] = k < g_layout.classes ? layout_usable(k) : 0;
     out->class_live[k] = pos(class_live[k]);
     out->class_blocks[k] = pos(class_blocks[k]);
     out->small_live_bytes += out->class_live[k] * out->class_size[k];
@@ -615,6 +639,7 @@ namespace {
   if (!g.env_seen) {
     g.lock.lock();
     g.env_seen = read_options();
+    settle_layout();
     g.lock.unlock();
   }
   install_hooks();

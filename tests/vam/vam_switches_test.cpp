@@ -1,0 +1,108 @@
+// vam_switches_test <mode> — Vam's design switches (docs/vam.md, "Design
+// switches") change what they say, seen through the prefixed API. ctest runs
+// each mode with its VAM_* option in the environment, and the default modes
+// without it, so a switch that did nothing fails its mode.
+//
+//   classes-fine     (default) a 40-byte request gets 48 bytes, 100 -> 112
+//   classes-coarse   VAM_CLASSES=coarse: powers of two, 40 -> 64, 100 -> 128, 513 -> 1024
+//   alloc-bump       (default) a fresh block hands out objects upwards, one size apart
+//   alloc-lifo       VAM_BLOCK_ALLOC=lifo: downwards (the block was threaded, last object on top)
+//   headers-off      (default) objects of one class sit one size apart
+//   headers-on       VAM_HEADERS=on: 16 bytes further apart, the header before each
+//                    object holds its usable size; alignment 16 (and memalign's) kept
+//   pages-N          VAM_BLOCK_PAGES=N (pages-4: the default): 64 fresh 1000-byte
+//                    objects fill 16, 4 or 1 block(s) for N = 1, 4, 16
+// Prints "vam_switches <mode> ok" or the first mismatch.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <initializer_list>
+
+#include "alloclab/vam.h"
+
+static int failures = 0;
+
+static void expect(bool ok, const char *what, long got, long want) {
+  if (ok) return;
+  printf("vam_switches: %s: got %ld, expected %ld\n", what, got, want);
+  ++failures;
+}
+
+static long gap(void *a, void *b) { return static_cast<long>(reinterpret_cast<intptr_t>(b) - reinterpret_cast<intptr_t>(a)); }
+
+static void usable(size_t n, long want) {
+  void *p = vam_malloc(n);
+  char what[64];
+  snprintf(what, sizeof what, "usable size of malloc(%zu)", n);
+  expect(static_cast<long>(vam_usable_size(p)) == want, what, static_cast<long>(vam_usable_size(p)), want);
+  vam_free(p);
+}
+
+// Successive objects of a class never used before: the steps between them.
+static void steps(size_t n, int count, long *out) {
+  void *prev = vam_malloc(n);
+  for (int i = 0; i < count; ++i) {
+    void *p = vam_malloc(n);
+    out[i] = gap(prev, p);
+    prev = p;
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "classes-fine") == 0) {
+    usable(40, 48);
+    usable(100, 112);
+    usable(513, 528);
+  } else if (strcmp(mode, "classes-coarse") == 0) {
+    usable(40, 64);
+    usable(100, 128);
+    usable(513, 1024);
+    usable(8, 8);
+    usable(16, 16);
+  } else if (strcmp(mode, "alloc-bump") == 0 || strcmp(mode, "alloc-lifo") == 0) {
+    const long want = strcmp(mode, "alloc-bump") == 0 ? 720 : -720;
+    long s[8];
+    steps(720, 8, s);
+    for (long v : s) expect(v == want, "step between successive 720-byte objects", v, want);
+  } else if (strcmp(mode, "headers-off") == 0 || strcmp(mode, "headers-on") == 0) {
+    const bool on = strcmp(mode, "headers-on") == 0;
+    long s[8];
+    steps(200, 8, s);
+    for (long v : s) expect(v == (on ? 224 : 208), "step between successive 200-byte objects", v, on ? 224 : 208);
+    usable(200, 208);
+    for (size_t n : {1, 8, 16, 24, 40, 200, 1024}) {
+      void *p = vam_malloc(n);
+      const long align = n > 8 ? 16 : 8;
+      expect(reinterpret_cast<uintptr_t>(p) % align == 0, "alignment", static_cast<long>(reinterpret_cast<uintptr_t>(p) % align), 0);
+      if (on) {
+        const long h = static_cast<long>(static_cast<size_t *>(p)[-2]);
+        expect(h == static_cast<long>(vam_usable_size(p)), "header word before the object", h,
+               static_cast<long>(vam_usable_size(p)));
+      }
+      memset(p, 0xab, vam_usable_size(p));  // the neighbours' headers must survive (next checks)
+    }
+    for (size_t a : {32, 64, 256, 4096}) {
+      void *p = vam_memalign(a, 100);
+      expect(p && reinterpret_cast<uintptr_t>(p) % a == 0, "memalign alignment", static_cast<long>(a), 0);
+      vam_free(p);
+    }
+  } else if (strncmp(mode, "pages-", 6) == 0) {
+    const long pages = atol(mode + 6);
+    const long per = pages * 4096 / 1008;  // 1000 bytes -> the 1008-byte class
+    const long blocks = (64 + per - 1) / per;
+    long s[63];
+    steps(1000, 63, s);
+    long jumps = 0;
+    for (long v : s) jumps += v != 1008;
+    expect(jumps == blocks - 1, "block changes over 64 fresh 1000-byte objects", jumps, blocks - 1);
+  } else {
+    printf("vam_switches: unknown mode %s\n", mode);
+    return 2;
+  }
+  if (failures) return 1;
+  printf("vam_switches %s ok\n", mode);
+  return 0;
+}
