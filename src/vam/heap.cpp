@@ -144,7 +144,9 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     store_relaxed(s->next_block, i + 1);
     b = s->blocks() + i;
     b->start = s->block_start(i) + g_layout.header;
-    g_layout_fixed = true;
+    // Every heap's first carve says so; later carves only read the flag
+    // (relaxed atomics: several threads may carve their first block at once).
+    if (!load_relaxed(g_layout_fixed)) store_relaxed(g_layout_fixed, true);
     b->discarded = 0;
     // Pages of the block table are touched as it grows (records never
     // straddle a page; the header page was counted with the segment).
@@ -387,7 +389,7 @@ bool same_layout(const Layout &a, const Layout &b) noexcept {
 
 bool layout_settle() noexcept {
   const Layout l = make_layout(options());
-  if (!g_layout_fixed) {
+  if (!load_relaxed(g_layout_fixed)) {
     g_layout = l;
     return true;
   }
