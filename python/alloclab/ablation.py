@@ -280,9 +280,10 @@ def run_ablation(outdir: str = "out/ablation", mode: str = "default", progress=s
             rows.extend(group)
 
     summary = summarise(rows, [q.name for q in progs])
-    notes.append("time ratios are wall time, provisional on a machine shared with other work; D1/LL "
-                 "(cachegrind, address randomisation off, same-size environments, fixed hash seeds) repeat "
-                 "exactly for the deterministic programs; peak RSS moves by a few pages from run to run")
+    notes.append("time ratios are wall time, paired per round (valid only when nothing else ran on the "
+                 "machine); D1/LL (cachegrind, address randomisation off, same-size environments, fixed hash "
+                 "seeds) repeat exactly for the deterministic programs; peak RSS moves by a few pages from run "
+                 "to run")
     out = {
         "format_version": FORMAT_VERSION, "kind": "ablation",
         "command": list(command) if command else ["alloclab", "ablation", f"--{mode}"],
