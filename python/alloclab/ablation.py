@@ -40,7 +40,7 @@ import shutil
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, runner, stats, workloads
+from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, runner, stats, tables, workloads
 
 FORMAT_VERSION = 1
 
@@ -329,7 +329,7 @@ def summarise(rows: list, programs: list) -> list:
 
 
 def _f(x, digits=3):
-    return "–" if x is None else f"{x:.{digits}f}"
+    return tables.MISSING if x is None else f"{x:.{digits}f}"
 
 
 def markdown(a: dict) -> str:
@@ -338,24 +338,20 @@ def markdown(a: dict) -> str:
              "(lower is better). Time: median of per-round ratios (min–max); D1/LL: cachegrind "
              f"({a['geometry'] or 'not measured'}); RSS: peak resident set. **bold**: the program's "
              "winner for that switch (lowest time).", "",
-             "## Per switch (geometric means over the programs)", "",
-             "| switch | value | time | D1 misses | LL misses | peak RSS | programs won |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for s in a.get("summary", []):
-        for v in s["values"]:
-            name = v["value"] + (" (default)" if v["is_default"] else "")
-            lines.append(f"| {s['switch']} | {name} | {_f(v['time_geomean'])} | {_f(v['d1_geomean'])} | "
-                         f"{_f(v['ll_geomean'])} | {_f(v['rss_geomean'])} | {v['wins']} |")
-    lines += ["", "## Per program", "",
-              "| program | switch | value | time (min–max) | D1 misses | LL misses | peak RSS | n |",
-              "|---|---|---|---:|---:|---:|---:|---:|"]
+             "## Per switch (geometric means over the programs)", ""]
+    per_switch = [[s["switch"], v["value"] + (" (default)" if v["is_default"] else ""), _f(v["time_geomean"]),
+                   _f(v["d1_geomean"]), _f(v["ll_geomean"]), _f(v["rss_geomean"]), v["wins"]]
+                  for s in a.get("summary", []) for v in s["values"]]
+    lines += [tables.markdown(["switch", "value", "time", "D1 misses", "LL misses", "peak RSS", "programs won"],
+                              per_switch, "llrrrrr").rstrip(), "", "## Per program", ""]
+    per_program = []
     for r in a["rows"]:
-        val = r["value"] + (" (default)" if r["is_default"] else "")
         t = f"{_f(r['time_ratio'])} ({_f(r['time_lo'])}–{_f(r['time_hi'])})"
-        if r["winner"]:
-            t = f"**{t}**"
-        lines.append(f"| {r['program']} | {r['switch']} | {val} | {t} | {_f(r['d1_ratio'])} | "
-                     f"{_f(r['ll_ratio'])} | {_f(r['rss_ratio'])} | {r['n']} |")
+        per_program.append([r["program"], r["switch"], r["value"] + (" (default)" if r["is_default"] else ""),
+                            f"**{t}**" if r["winner"] else t, _f(r["d1_ratio"]), _f(r["ll_ratio"]),
+                            _f(r["rss_ratio"]), r["n"]])
+    lines.append(tables.markdown(["program", "switch", "value", "time (min–max)", "D1 misses", "LL misses",
+                                  "peak RSS", "n"], per_program, "lllrrrrr").rstrip())
     if a.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in a["notes"]]
     lines += ["", "Command: `" + " ".join(a["command"]) + "`", ""]

@@ -34,7 +34,7 @@ import json
 import os
 import shutil
 
-from alloclab import LabError
+from alloclab import LabError, tables
 
 FORMAT_VERSION = 1
 KIND_SUMMARY = "alloclab-compare-summary"
@@ -233,18 +233,17 @@ def markdown_table(summary: dict, rows: list[dict] | None = None) -> str:
     spreads = ratio_spreads(summary, rows) if rows else {}
     head = ["allocator", "level", "ok/runs", "program s median", "min", "max", "x baseline", "wall s median",
             "peak RSS MiB"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join([":---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
+    body = []
     for c in summary["cells"]:
         p, w, rss = c.get("program_s"), c.get("wall_s"), c.get("max_rss_kb")
         ratio = _fmt(c.get("program_s_ratio"), "{:.3f}")
         sp = spreads.get(f"{c['allocator']}/Adv_{c['adv']}")
         if sp and ratio != "-" and sp.n > 1:
             ratio += f" ({sp.low:.3f}–{sp.high:.3f})"
-        lines.append("| " + " | ".join([
-            c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}",
-            _fmt(p and p["median"]), _fmt(p and p["min"]), _fmt(p and p["max"]),
-            ratio, _fmt(w and w["median"]),
-            _fmt(rss and rss["median"] / 1024.0, "{:.1f}")]) + " |")
+        body.append([c["allocator"], f"Adv_{c['adv']}", f"{c['ok']}/{c['runs']}",
+                     _fmt(p and p["median"]), _fmt(p and p["min"]), _fmt(p and p["max"]),
+                     ratio, _fmt(w and w["median"]), _fmt(rss and rss["median"] / 1024.0, "{:.1f}")])
+    lines = tables.markdown(head, body, "lll" + "r" * (len(head) - 3)).splitlines()
     cmd = " ".join(meta.get("command", []))
     lines += ["", f"Baseline {meta.get('baseline')}; medians over the ok runs, min and max of the same runs; "
                   "x baseline: ratio of the medians"

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, compare, results, stats, verdicts, workloads
+from alloclab import LabError, allocators as alloc_mod, compare, results, stats, tables, verdicts, workloads
 from alloclab import profile as profile_mod
 
 # Of findings.json and verdicts.json (docs/formats.md). results.csv is the
@@ -676,17 +676,17 @@ def verdict_lines(vs: list) -> list[str]:
 
 def verdicts_markdown(vs: list) -> str:
     """The verdict table as Markdown (for docs/results.md: the numbers of one named run)."""
-    out = ["| id | paper | claim | paper | measured | spread | n | verdict |",
-           "|---|---|---|---|---:|---|---:|---|"]
+    rows = []
     for v in vs:
         u = v.get("unit", "%")
-        meas = verdicts.show(v["measured"], u) if v["n"] else "–"
-        spread = (f"{verdicts.show(v['low'], u)} … {verdicts.show(v['high'], u)}" if v["n"] else "–")
+        meas = verdicts.show(v["measured"], u) if v["n"] else tables.MISSING
+        spread = (f"{verdicts.show(v['low'], u)} … {verdicts.show(v['high'], u)}" if v["n"] else tables.MISSING)
         note = " (" + "; ".join(x for x in (v.get("note"), v.get("weight_note")) if x) + ")" \
             if v.get("note") or v.get("weight_note") else ""
-        out.append(f"| {v['id']} | {v['paper']} | {v['claim']} | {v['paper_value']} | {meas} | {spread} | "
-                   f"{v['n']} | **{v['verdict']}**{note} |")
-    return "\n".join(out) + "\n"
+        rows.append([v["id"], v["paper"], v["claim"], v["paper_value"], meas, spread, v["n"],
+                     f"**{v['verdict']}**{note}"])
+    return tables.markdown(["id", "paper", "claim", "paper", "measured", "spread", "n", "verdict"], rows,
+                           "llllrlrl")
 
 
 def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr,
