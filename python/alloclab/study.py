@@ -691,7 +691,6 @@ def verdicts_markdown(vs: list) -> str:
 
 def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr,
               ablation: bool = False) -> dict:
-    from alloclab import study_report
     start = time.monotonic()
     os.makedirs(outdir, exist_ok=True)
     p = plan(mode, allocators, outdir)
@@ -735,13 +734,7 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
         "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
                         "2002 and 2005 claims: wall time of clean runs",
     }
-    _write_json(os.path.join(outdir, "findings.json"), analysis)
-    _write_json(os.path.join(outdir, "verdicts.json"),
-                {"format_version": FORMAT_VERSION, "run": analysis["meta"]["mode"],
-                 "spread": "min-max over the repeats (each with its own littering seed); exact for "
-                           "deterministic instruments", "verdicts": analysis["verdicts"]})
-    _write(os.path.join(outdir, "verdicts.md"), verdicts_markdown(analysis["verdicts"]))
-    report = study_report.write_report(analysis, outdir)
+    report = write_outputs(analysis, outdir)
     say("\nVerdicts (the papers' claims on this machine):")
     for line in verdict_lines(analysis["verdicts"]):
         say(line)
@@ -767,8 +760,23 @@ def run_ablation(p: Plan, outdir: str, progress) -> str | None:
     return os.path.join("ablation", "ablation.json")
 
 
+def write_outputs(analysis: dict, outdir: str) -> str:
+    """findings.json, verdicts.json, verdicts.md and report.html of ANALYSIS; the report's path."""
+    from alloclab import study_report
+    _write_json(os.path.join(outdir, "findings.json"), analysis)
+    _write_json(os.path.join(outdir, "verdicts.json"),
+                {"format_version": FORMAT_VERSION, "run": analysis["meta"]["mode"],
+                 "spread": "min-max over the repeats (each with its own littering seed); exact for "
+                           "deterministic instruments", "verdicts": analysis["verdicts"]})
+    _write(os.path.join(outdir, "verdicts.md"), verdicts_markdown(analysis["verdicts"]))
+    return study_report.write_report(analysis, outdir)
+
+
 def rerender(outdir: str) -> str:
-    """Write DIR/report.html again from DIR/findings.json, without running anything."""
+    """Write DIR's report again without running anything. The tables and verdicts are
+    computed again from DIR/results.csv and the measurements saved in DIR/findings.json,
+    so a report re-rendered by a later alloclab applies its rules to the same data; without
+    results.csv the saved analysis is rendered as it is."""
     from alloclab import study_report
     path = os.path.join(outdir, "findings.json")
     try:
@@ -778,11 +786,19 @@ def rerender(outdir: str) -> str:
         raise LabError(f"cannot read {path}: {e.strerror}") from None
     except ValueError as e:
         raise LabError(f"{path} is not JSON: {e}") from None
-    v = (analysis.get("meta") or {}).get("format_version")
+    meta = analysis.get("meta") or {}
+    v = meta.get("format_version")
     if v != FORMAT_VERSION:
         raise LabError(f"{path} has format_version {v}; this alloclab renders {FORMAT_VERSION} "
                        "(run the study again)")
-    return study_report.write_report(analysis, outdir)
+    if not os.path.exists(os.path.join(outdir, "results.csv")):
+        return study_report.write_report(analysis, outdir)
+    t = analysis.get("tables") or {}
+    extra = {"memory": t.get("memory"), "weights": t.get("weights"), "cache": t.get("cache"),
+             "footprints": t.get("server_footprint"), "profiles": t.get("alloc_stats")}
+    fresh = analyse(read_results(outdir), extra, meta.get("allocators") or [], meta.get("advs") or [0])
+    fresh["meta"] = meta
+    return write_outputs(fresh, outdir)
 
 
 # ---------------------------------------------------------------- command line

@@ -81,20 +81,24 @@ class AtMost:
 
 @dataclasses.dataclass(frozen=True)
 class AtLeast:
-    """The paper bounds the effect from below (null: no effect)."""
+    """The paper bounds the effect from below (null: no effect). strict: the bound itself
+    does not count ("most" is more than half, so exactly half is not most)."""
     lo: float
     null: float = 0.0
+    strict: bool = False
 
     def text(self) -> str:
-        return (f"confirmed if the whole spread is at least {self.lo:.3g}; weaker if below it but above "
+        bound = f"above {self.lo:.3g}" if self.strict else f"at least {self.lo:.3g}"
+        below = f"at or below {self.lo:.3g}" if self.strict else "below it"
+        return (f"confirmed if the whole spread is {bound}; weaker if {below} but above "
                 f"{self.null:.3g}; refuted if at or below {self.null:.3g}; otherwise inconclusive")
 
     def judge(self, low: float, high: float) -> str:
         if high <= self.null:
             return "refuted"
-        if low >= self.lo:
+        if low > self.lo or (low == self.lo and not self.strict):
             return "confirmed"
-        if high < self.lo:
+        if high < self.lo or (high == self.lo and self.strict):
             return "weaker"
         return "inconclusive"
 
@@ -422,7 +426,7 @@ CLAIMS = (
     Claim("bc-footprint", "2002", "Apache's bc module: pools hold 7.4 MB where reaps hold 240 KB", "31x",
           around(7.4e6 / 240e3), _m_bc, unit="x"),
     Claim("gp-matches-perclass", "2002", "A general-purpose allocator (Lea) matches most per-class allocators",
-          "most (> 50%)", AtLeast(0.5), _m_gp_perclass),
+          "most (> 50%)", AtLeast(0.5, strict=True), _m_gp_perclass),
     Claim("drag-regions", "2002", "Programs with regions show drag (176.gcc 1.16, mudlle 1.23, lcc 3.34)",
           "1.16-3.34", Band(1.16, 3.34, null=1.0), _m_drag, unit="x"),
     Claim("vam-locality", "2005", "Vam has fewer cache misses than DLmalloc (L2, on average)", "-39%",

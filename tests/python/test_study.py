@@ -4,6 +4,7 @@ with that profile, and writes a verdict per claim, the report and the raw
 results."""
 
 import csv
+import dataclasses
 import hashlib
 import json
 
@@ -125,6 +126,36 @@ def test_report_rerenders_from_the_saved_findings(quick_study, tmp_path):
     from alloclab import study
     path = study.rerender(str(copy))
     assert "id='verdicts'" in open(path).read()
+    # the same data and rules give the same tables and verdicts
+    before, after = (json.loads((d / "findings.json").read_text()) for d in (out, copy))
+    assert after["verdicts"] == before["verdicts"]
+    assert after["tables"] == before["tables"]
+
+
+def test_a_rerender_applies_the_current_rules_to_the_saved_rows(quick_study, tmp_path, monkeypatch):
+    """Verdicts are computed, not stored: a report re-rendered after a rule changed shows the
+    new rule's verdict on the same measurements (and rewrites verdicts.json to match)."""
+    _, out, _ = quick_study
+    import shutil
+    from alloclab import study, verdicts
+    copy = tmp_path / "again"
+    shutil.copytree(out, copy)
+    old = {v["id"]: v for v in json.loads((out / "verdicts.json").read_text())["verdicts"]}
+    measured = [i for i, c in enumerate(verdicts.CLAIMS) if old[c.id]["n"]]
+    assert measured, "the quick study measured no claim"
+    i = measured[0]
+    claim = verdicts.CLAIMS[i]
+    # a rule that turns this claim's verdict around: nothing is at most -1e9, everything at most 1e9
+    flip, expect = ((verdicts.AtMost(1e9), "confirmed") if old[claim.id]["verdict"] == "refuted"
+                    else (verdicts.AtMost(-1e9), "refuted"))
+    claims = list(verdicts.CLAIMS)
+    claims[i] = dataclasses.replace(claim, rule=flip)
+    monkeypatch.setattr(verdicts.evaluate, "__defaults__", (tuple(claims),))
+    study.rerender(str(copy))
+    vs = {v["id"]: v for v in json.loads((copy / "verdicts.json").read_text())["verdicts"]}
+    assert vs[claim.id]["measured"] == old[claim.id]["measured"]
+    assert vs[claim.id]["verdict"] == expect
+    assert expect in (copy / "verdicts.md").read_text()
 
 
 def test_an_unknown_allocator_is_refused(tmp_path):

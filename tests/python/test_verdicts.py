@@ -63,6 +63,12 @@ def test_rules_at_their_edges():
     assert V.AtLeast(1.0).judge(0.2, 0.8) == "weaker"
     assert V.AtLeast(1.0).judge(-0.3, -0.01) == "refuted"
     assert V.AtLeast(1.0).judge(0.5, 1.5) == "inconclusive"
+    # "most" is more than half: exactly half is not most, and a spread up to half never confirms it
+    assert V.AtLeast(0.5, strict=True).judge(0.5, 0.5) == "weaker"
+    assert V.AtLeast(0.5, strict=True).judge(0.25, 0.5) == "weaker"
+    assert V.AtLeast(0.5, strict=True).judge(0.5, 0.75) == "inconclusive"
+    assert V.AtLeast(0.5, strict=True).judge(0.75, 1.0) == "confirmed"
+    assert V.AtLeast(0.5).judge(0.5, 0.5) == "confirmed"
     assert V.Band(0.18, 0.27).judge(-0.1, 0.1) == "weaker"        # short of the band, may be no effect at all
     assert V.Band(0.18, 0.27).judge(0.01, 0.1) == "weaker"
 
