@@ -172,6 +172,10 @@ def plan_programs(outdir: str, mode: str, only=None, scale=None) -> tuple[list, 
         if name in real:
             progs.append(real[name])
     if only:
+        unknown = [n for n in only if n not in {q.name for q in progs}]
+        if unknown:
+            raise LabError(f"--programs: {', '.join(unknown)} is not among this mode's programs "
+                           f"({', '.join(q.name for q in progs) or 'none available'})")
         progs = [q for q in progs if q.name in only]
     if not progs:
         raise LabError("nothing to run: build the workloads (make) or install perl, python3, sqlite3 or jq")
@@ -375,14 +379,11 @@ def markdown_summary(a: dict) -> str:
 def add_arguments(sp) -> None:
     """`alloclab ablation [--quick | --full] [--rounds N] [--programs LIST] [--no-cache] [-o DIR]`."""
     from alloclab import args as A
-    mode = sp.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="a smoke test: two small workloads and perl, two rounds")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="bigger inputs, more programs, seven rounds")
+    A.add_mode(sp, "a smoke test: two small workloads and perl, two rounds",
+               "bigger inputs, more programs, seven rounds")
     sp.add_argument("--rounds", type=A.count_type(1), default=None, metavar="N",
                     help="timed rounds (default: the mode's)")
-    sp.add_argument("--scale", default=None, metavar="X", help="the workloads' --scale (default: the mode's)")
+    A.add_scale(sp)
     sp.add_argument("--programs", type=A._type(A.parse_list), default=None, metavar="LIST",
                     help="only these programs (names as in the report, comma-separated)")
     sp.add_argument("--no-cache", dest="cache", action="store_false",

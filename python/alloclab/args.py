@@ -163,6 +163,14 @@ def parse_fraction(text) -> float:
     return v
 
 
+def parse_scale(text) -> str:
+    """A workload's --scale: a positive number, kept as the text given (it is passed on)."""
+    v = parse_fraction(text)
+    if not (0 < v <= 1000) or v == float("inf"):
+        raise LabError(f"scale {str(text).strip()} is out of range (0 < scale <= 1000)")
+    return str(text).strip()
+
+
 # --------------------------------------------------------------- output paths
 
 class OutputDir(str):
@@ -298,6 +306,19 @@ def add_export(p, fmt, help_text):
     """--export-FMT FILE: a second copy of a result in another format (json, markdown, csv)."""
     p.add_argument(f"--export-{fmt}", type=_type(parse_output_file), default=None, metavar="FILE",
                    help=help_text)
+
+
+def add_mode(p, quick_help: str, full_help: str):
+    """--quick | --full (dest `mode`, None for the default mode), for the commands that
+    come in three sizes (study, ablation)."""
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", dest="mode", action="store_const", const="quick", help=quick_help)
+    mode.add_argument("--full", dest="mode", action="store_const", const="full", help=full_help)
+
+
+def add_scale(p, help_text="the workloads' --scale"):
+    p.add_argument("--scale", type=_type(parse_scale), default=None, metavar="X",
+                   help=f"{help_text} (0 < X <= 1000; default: the mode's)")
 
 
 def add_command(p):

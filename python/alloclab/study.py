@@ -807,11 +807,8 @@ def rerender(outdir: str) -> str:
 def add_arguments(ss) -> None:
     """`alloclab study [--quick | --full] [--allocators LIST] [-o DIR]` (declared in cli.COMMANDS)."""
     from alloclab import args as A
-    mode = ss.add_mutually_exclusive_group()
-    mode.add_argument("--quick", dest="mode", action="store_const", const="quick",
-                      help="a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)")
-    mode.add_argument("--full", dest="mode", action="store_const", const="full",
-                      help="bigger inputs, every littering level, more runs")
+    A.add_mode(ss, "a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)",
+               "bigger inputs, every littering level, more runs")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")

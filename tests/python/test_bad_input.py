@@ -239,3 +239,20 @@ def test_negative_cache_differences_are_warned_about():
     assert any("d1_misses" in w and "fewer than plain" in w for w in res["warnings"])
     assert any("d1_refs" in w and "reported as 0" in w for w in res["warnings"])
     assert res["program_instructions"] == 90
+
+
+# --- the ablation's own options -------------------------------------------------------
+
+@pytest.mark.parametrize("scale,message", [("0", "scale 0 is out of range (0 < scale <= 1000)"),
+                                           ("abc", "'abc' is not a number"), ("-1", "out of range")])
+def test_a_bad_workload_scale_is_refused_before_anything_runs(scale, message, tmp_path):
+    r = run_cli("ablation", "--quick", "--scale", scale, "-o", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("alloclab: argument --scale: ") and message in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_unknown_ablation_program_is_named_with_the_ones_there_are(tmp_path):
+    r = run_cli("ablation", "--quick", "--programs", "gp_mix,nosuch", "-o", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert "--programs: nosuch is not among this mode's programs (" in r.stderr and "gp_mix" in r.stderr
