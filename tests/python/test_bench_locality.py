@@ -105,3 +105,29 @@ def test_locality_bench_rejects_unknown_programs():
     cp = subprocess.run([sys.executable, BENCH, "--programs", "gp_mix,nope"], capture_output=True, text=True,
                         timeout=30)
     assert cp.returncode == 2 and "nope" in cp.stderr
+
+
+def _bench_module():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("bench_locality", BENCH)
+    spec = importlib.util.spec_from_loader("bench_locality", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["gcc", "link-parser", "xmllint", "sqlite3", "jq", "perl"])
+def test_each_real_programs_generated_input_is_accepted(name, tmp_path):
+    """The inputs the bench generates must be work the program does, not an error it reports
+    early (a compile error or unparsable input would measure almost nothing)."""
+    mod = _bench_module()
+    cmd, env = mod.prepare(name, "quick", BUILD, str(tmp_path))
+    if cmd is None:
+        pytest.skip(f"not measured here: {env}")
+    cp = subprocess.run(cmd, env=dict(os.environ, **env), capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    if name == "gcc":
+        assert os.path.getsize(tmp_path / "big.o") > 1000
+    if name == "link-parser":
+        assert "0 errors." in cp.stdout + cp.stderr
