@@ -110,10 +110,10 @@ void discard_block(Heap *h, Block *b, int kind) noexcept {
 // written at once, where bumping touches each page when its first object is
 // handed out.
 void thread_block(Block *b) noexcept {
-  FreeObj *head = nullptr;
+  FreeObj *head = free_list_end(b);
   for (char *p = b->start; p < b->end; p += b->size) {
     auto *f = reinterpret_cast<FreeObj *>(p);
-    f->next = head;
+    free_link_set(f, head);
     head = f;
   }
   b->free = head;
@@ -168,7 +168,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   store_relaxed(b->cls, static_cast<std::uint16_t>(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
   store_relaxed<std::uint16_t>(b->used, 0);
-  b->free = nullptr;
+  b->free = free_list_end(b);
   b->has_pending = 0;
   for (std::uint64_t &w : b->pending) w = 0;
   b->bump = b->start;
@@ -251,8 +251,9 @@ void retire(Heap *h, Block *b) noexcept {
 // next pointer, and these independent stores overlap where a walk of a list
 // would wait for one miss after another.
 bool take_pending(Block *b) noexcept {
-  FreeObj *head = nullptr;
-  FreeObj **tail = &head;
+  FreeObj *const end = free_list_end(b);
+  FreeObj *head = end;
+  FreeObj *last = nullptr;
   const std::size_t words = (static_cast<std::size_t>(b->end - b->start) / b->size + 63) / 64;
   for (std::size_t w = 0; w < words; ++w) {
     std::uint64_t bits = b->pending[w];
@@ -261,15 +262,16 @@ bool take_pending(Block *b) noexcept {
     char *base = b->start + w * 64 * b->size;
     do {
       auto *f = reinterpret_cast<FreeObj *>(base + static_cast<std::size_t>(__builtin_ctzll(bits)) * b->size);
-      *tail = f;
-      tail = &f->next;
+      if (last) free_link_set(last, f);
+      else head = f;
+      last = f;
       bits &= bits - 1;
     } while (bits);
   }
-  *tail = nullptr;
+  if (last) free_link_set(last, end);
   b->free = head;
   b->has_pending = 0;
-  return head != nullptr;
+  return last != nullptr;
 }
 
 // A singly linked list (through `next`) sorted by block address: a bottom-up
@@ -351,6 +353,25 @@ void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept {
 
 constinit Layout g_layout = default_layout();
 bool g_layout_fixed = false;
+// Replaced by free_key_init() before any block exists; the top bit is always
+// set, so no user-space word (null included) decodes into a segment.
+std::uintptr_t g_free_key = 0x9e37'79b9'7f4a'7c15ull | (std::uintptr_t{1} << 63);
+
+void free_key_init() noexcept {
+  // Not a secret (AT_RANDOM's bytes are glibc's stack and pointer guards):
+  // the clock and two addresses ASLR moves are enough for a word the
+  // program's data does not contain by chance.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  std::uint64_t seed = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  seed ^= reinterpret_cast<std::uintptr_t>(&seed) ^ (reinterpret_cast<std::uintptr_t>(&g_free_key) << 16);
+  // splitmix64's finaliser
+  seed += 0x9e37'79b9'7f4a'7c15ull;
+  seed = (seed ^ (seed >> 30)) * 0xbf58'476d'1ce4'e5b9ull;
+  seed = (seed ^ (seed >> 27)) * 0x94d0'49bb'1331'11ebull;
+  seed ^= seed >> 31;
+  g_free_key = static_cast<std::uintptr_t>(seed) | (std::uintptr_t{1} << 63);
+}
 
 namespace {
 
@@ -408,7 +429,7 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
-  while (b && !b->free && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
+  while (b && !free_list_has(b->free) && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
     avail_remove(h, b);
     store_relaxed(b->state, BlockState::full);
     b = h->avail[cls];
@@ -428,6 +449,22 @@ void small_free_slow(Heap *h, Block *b) noexcept {
   // Keep an empty block only when it is its class's sole block: the next
   // allocation of this size would just need it again.
   if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
+}
+
+// p's first word decodes as a link of a free list (heap.hpp). Walk the
+// block's list: p on it is a double free, however many frees came between.
+// Otherwise the word is a live object's data (a pointer the program stored
+// that happens to look like an encoded link, or the stale link of an object
+// handed out by bumping through a reused block) and the free goes on. The
+// walk stops at anything outside the block, so a list that use-after-free
+// writes have broken ends it rather than faulting here.
+void small_free_suspect(Heap *h, Block *b, void *p, std::uint32_t slot) noexcept {
+  std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
+  for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0; f = free_link_decode(f)) {
+    if (f == p) corruption("free(): double free detected", p);
+    if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
+  }
+  small_free_push(h, b, p, slot);
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {

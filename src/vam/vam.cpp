@@ -114,6 +114,7 @@ void init_options() noexcept {
   if (g.ready.load(std::memory_order_acquire)) return;
   g.lock.lock();
   if (!g.ready.load(std::memory_order_relaxed)) {
+    free_key_init();  // before any heap, so before any free list
     g.env_seen = read_options();
     settle_layout();
     g.ready.store(1, std::memory_order_release);
@@ -376,8 +377,10 @@ void free_impl(void *p) noexcept {
   if (VAM_UNLIKELY(p == nullptr)) return;
   Segment *s = object_segment(p);
   // A pointer libvam never handed out (stack, static, another mapping) has
-  // no segment of ours around it: abort before its "header" is read.
-  if (VAM_UNLIKELY(!segment_known(s))) corruption("free(): invalid pointer (not from vam)", p);
+  // no segment of ours around it: abort before its "header" is read. So
+  // does a second free of a huge object whose mapping the first unmapped.
+  if (VAM_UNLIKELY(!segment_known(s)))
+    corruption("free(): invalid pointer (not from vam, or already freed and unmapped)", p);
   VAM_CHECK(s->magic == kSegmentMagic);
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
@@ -415,7 +418,7 @@ std::size_t usable_size_impl(const void *p) noexcept {
 
 void *realloc_impl(void *p, std::size_t n) noexcept {
   if (!p) return malloc_impl(n);
-  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam)", p);
+  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
   if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
     free_impl(p);
     return nullptr;
