@@ -217,6 +217,7 @@ void maybe_sweep(Heap *h) noexcept {
 void note_dirty(Heap *h, bool was_clean) noexcept {
   if (was_clean) h->dirty_since_ms = now_ms();
   maybe_sweep(h);
+  orphan_tick();
 }
 
 // A block with no live objects leaves its class; paper §3.6: its pages can
@@ -329,6 +330,7 @@ void hugepages_new_segment(Heap *h, Segment *s) noexcept {
     return;
   if (!os::advise_hugepages(s, kSegmentBytes, true)) return;
   s->hugepages = 1;
+  s->thp_tail = 1;
   h->counters.hugepage_segments.add(1);
 }
 
@@ -427,6 +429,7 @@ Heap *heap_create() noexcept {
 
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  orphan_tick();
   // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
   while (b && !free_list_has(b->free) && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
@@ -520,11 +523,18 @@ std::int64_t table_pages(Segment *s) noexcept {
   return static_cast<std::int64_t>(last / kPage) + 1;
 }
 
-void release_empty_segments(Heap *h) noexcept {
+// A heap no thread owns (`orphan`) has no program about to allocate again:
+// its empty segments go at the first collection, the ones it was carving
+// from included.
+void release_empty_segments(Heap *h, bool orphan) noexcept {
   bool any = false;
   for (Segment *s = h->block_segs.load(std::memory_order_relaxed); s; s = s->next) {
-    if (s->used_blocks != 0 || s == h->carve[0] || s == h->carve[1]) continue;
-    s->idle = s->idle ? kDoomed : 1;
+    if (s->used_blocks != 0) continue;
+    if (s == h->carve[0] || s == h->carve[1]) {
+      if (!orphan) continue;
+      h->carve[s == h->carve[0] ? 0 : 1] = nullptr;
+    }
+    s->idle = s->idle || orphan ? kDoomed : 1;
     any |= s->idle == kDoomed;
   }
   if (!any) return;
@@ -567,7 +577,7 @@ void release_empty_segments(Heap *h) noexcept {
 
 }  // namespace
 
-void heap_collect(Heap *h) noexcept {
+void heap_collect(Heap *h, bool orphan) noexcept {
   for (int kind = 0; kind < 2; ++kind) {
     // Blocks empty out in the program's order, not the address order they
     // were carved in: sort them, then discard each run of adjacent blocks
@@ -594,7 +604,7 @@ void heap_collect(Heap *h) noexcept {
   }
   h->large.sweep();
   h->dirty_pages = 0;
-  release_empty_segments(h);
+  release_empty_segments(h, orphan);
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
@@ -609,6 +619,28 @@ void heap_collect(Heap *h) noexcept {
 // are applied, and when a heap maps a new segment).
 std::int64_t idle_limit() noexcept { return options().discard_threshold_alone; }
 
+// A segment backed by transparent huge pages from its first touch holds, at
+// its carving point, the rest of a 2 MiB page the kernel filled in whole:
+// pages no block has been carved from, resident all the same, and counted
+// nowhere. A running heap carves into them soon; a heap whose thread is gone
+// may never, and sixteen exited threads' heaps kept 32 MB of them resident
+// (bench/xthread_rss). So when such a heap is collected, that rest goes too,
+// once per segment: the discard withdraws the segment's advice, so the pages
+// it faults in later are small ones.
+static void discard_carve_tails(Heap *h) noexcept {
+  constexpr std::uintptr_t kHugePageBytes = std::uintptr_t{2} << 20;
+  for (Segment *s : h->carve) {
+    if (!s || s->thp_tail != 1 || s->next_block >= s->nblocks) continue;
+    s->thp_tail = 2;
+    const auto from = reinterpret_cast<std::uintptr_t>(s->block_start(s->next_block));
+    const std::uintptr_t to = (from + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+    if (to == from) continue;
+    hugepages_discarding(h->counters, s);
+    os::discard(reinterpret_cast<void *>(from), to - from);
+    h->counters.discard_calls.add(1);
+  }
+}
+
 std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
   const Options &o = options();
   if (o.discard == int(DiscardPolicy::off)) return 0;  // not counted: nothing ever goes back
@@ -617,7 +649,14 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
     if (dirty <= 0) return 0;
     if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift) && now_ms() - h->dirty_since_ms < o.discard_delay_ms) return dirty;
   }
-  heap_collect(h);
+  // A class's sole block stays when it empties (small_free_slow), for the
+  // next allocation; none comes to a heap no thread owns.
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    Block *b = h->avail[c];
+    if (b && b->used == 0 && b->next == nullptr) retire(h, b);
+  }
+  heap_collect(h, true);
+  discard_carve_tails(h);
   return 0;
 }
 

@@ -46,6 +46,7 @@ struct Heap {
   std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
   std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
   std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
+  std::int64_t exit_kept = 0;               // abandoned: ... of them, those empty at its thread's exit
   LargeHeap large;
 };
 
@@ -61,7 +62,9 @@ void small_free_slow(Heap *h, Block *b) noexcept;
 void large_free_local(Heap *h, void *p) noexcept;
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
-void heap_collect(Heap *h) noexcept;   // discard every empty page now
+// Discard every empty page now; unmap the segments found empty twice in a
+// row (once, and the carving ones too, for a heap no thread owns: `orphan`).
+void heap_collect(Heap *h, bool orphan = false) noexcept;
 // The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
 // returns the pages kept.
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
@@ -78,7 +81,14 @@ void hugepages_discarding(HeapCounters &c, Segment *s) noexcept;
 void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept;
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
 void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
-
+// When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
+// heap's slow paths call orphan_tick, which applies them once they are due.
+extern std::atomic<std::int64_t> g_orphan_work_ms;
+void orphan_tick_slow(std::int64_t since) noexcept;
+inline void orphan_tick() noexcept {
+  const std::int64_t since = g_orphan_work_ms.load(std::memory_order_relaxed);
+  if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
+}
 // Unmapping a segment must not race a statistics walk of block_segs: both
 // hold this lock (vam.cpp). Taken after the global lock, never before.
 void segment_walk_lock() noexcept;
