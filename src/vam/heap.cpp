@@ -631,10 +631,10 @@ static void discard_carve_tails(Heap *h) noexcept {
   constexpr std::uintptr_t kHugePageBytes = std::uintptr_t{2} << 20;
   for (Segment *s : h->carve) {
     if (!s || s->thp_tail != 1 || s->next_block >= s->nblocks) continue;
-    s->thp_tail = 2;
     const auto from = reinterpret_cast<std::uintptr_t>(s->block_start(s->next_block));
     const std::uintptr_t to = (from + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-    if (to == from) continue;
+    if (to == from) continue;  // at a boundary: no page begun yet
+    s->thp_tail = 2;
     hugepages_discarding(h->counters, s);
     os::discard(reinterpret_cast<void *>(from), to - from);
     h->counters.discard_calls.add(1);
