@@ -641,6 +641,17 @@ static void discard_carve_tails(Heap *h) noexcept {
   }
 }
 
+bool heap_holds_nothing(Heap *h) noexcept {
+  if (h->counters.large_live_objects.get() != 0) return false;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    const std::int64_t n = h->counters.class_blocks[c].get();
+    if (n == 0) continue;
+    const Block *b = h->avail[c];
+    if (n > 1 || b == nullptr || b->used != 0) return false;  // the sole empty block a class keeps
+  }
+  return true;
+}
+
 std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
   const Options &o = options();
   if (o.discard == int(DiscardPolicy::off)) return 0;  // not counted: nothing ever goes back

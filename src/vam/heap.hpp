@@ -72,6 +72,7 @@ std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
 // due (the delay, the largest budget). Returns the empty pages it keeps.
 std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
 std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
+bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
 // Transparent huge pages (VAM_HUGEPAGES): advise a segment the heap has just
 // mapped, before its first byte is touched; drop the advice once pages inside

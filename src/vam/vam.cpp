@@ -169,13 +169,17 @@ namespace {
 // next thread the way those are: beyond the ones it kept at its thread's
 // exit, an orphan keeps at most VAM_DISCARD_THRESHOLD pages (a lone thread's
 // budget let 16 exited threads' heaps hold 16 MiB after main freed their
-// objects, where glibc kept under 3).
+// objects, where glibc kept under 3), and none once frees into it have
+// emptied it: they are over, and it is collected at once. (A heap that was
+// empty at its thread's exit keeps its pages for the next thread.)
 void apply_orphan_frees(Heap *h) noexcept {
   h->orphan_frees.store(0, std::memory_order_relaxed);
-  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  const bool freed = h->remote.load(std::memory_order_relaxed) != nullptr;
+  if (freed) drain_remote(h);
   const std::int64_t others = g.abandoned_pages.load(std::memory_order_relaxed) - h->kept_pages;
   std::int64_t room = idle_limit() - others;
   if (room > h->exit_kept + options().discard_threshold) room = h->exit_kept + options().discard_threshold;
+  if (freed && heap_holds_nothing(h)) room = 0;
   h->kept_pages = heap_sweep_idle(h, room);
   g.abandoned_pages.store(others + h->kept_pages, std::memory_order_relaxed);
 }
