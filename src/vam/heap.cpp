@@ -110,10 +110,10 @@ void discard_block(Heap *h, Block *b, int kind) noexcept {
 // written at once, where bumping touches each page when its first object is
 // handed out.
 void thread_block(Block *b) noexcept {
-  FreeObj *head = nullptr;
+  FreeObj *head = free_list_end(b);
   for (char *p = b->start; p < b->end; p += b->size) {
     auto *f = reinterpret_cast<FreeObj *>(p);
-    f->next = head;
+    free_link_set(f, head);
     head = f;
   }
   b->free = head;
@@ -168,7 +168,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   store_relaxed(b->cls, static_cast<std::uint16_t>(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
   store_relaxed<std::uint16_t>(b->used, 0);
-  b->free = nullptr;
+  b->free = free_list_end(b);
   b->has_pending = 0;
   for (std::uint64_t &w : b->pending) w = 0;
   b->bump = b->start;
@@ -217,6 +217,7 @@ void maybe_sweep(Heap *h) noexcept {
 void note_dirty(Heap *h, bool was_clean) noexcept {
   if (was_clean) h->dirty_since_ms = now_ms();
   maybe_sweep(h);
+  orphan_tick();
 }
 
 // A block with no live objects leaves its class; paper §3.6: its pages can
@@ -251,8 +252,9 @@ void retire(Heap *h, Block *b) noexcept {
 // next pointer, and these independent stores overlap where a walk of a list
 // would wait for one miss after another.
 bool take_pending(Block *b) noexcept {
-  FreeObj *head = nullptr;
-  FreeObj **tail = &head;
+  FreeObj *const end = free_list_end(b);
+  FreeObj *head = end;
+  FreeObj *last = nullptr;
   const std::size_t words = (static_cast<std::size_t>(b->end - b->start) / b->size + 63) / 64;
   for (std::size_t w = 0; w < words; ++w) {
     std::uint64_t bits = b->pending[w];
@@ -261,15 +263,16 @@ bool take_pending(Block *b) noexcept {
     char *base = b->start + w * 64 * b->size;
     do {
       auto *f = reinterpret_cast<FreeObj *>(base + static_cast<std::size_t>(__builtin_ctzll(bits)) * b->size);
-      *tail = f;
-      tail = &f->next;
+      if (last) free_link_set(last, f);
+      else head = f;
+      last = f;
       bits &= bits - 1;
     } while (bits);
   }
-  *tail = nullptr;
+  if (last) free_link_set(last, end);
   b->free = head;
   b->has_pending = 0;
-  return head != nullptr;
+  return last != nullptr;
 }
 
 // A singly linked list (through `next`) sorted by block address: a bottom-up
@@ -327,6 +330,7 @@ void hugepages_new_segment(Heap *h, Segment *s) noexcept {
     return;
   if (!os::advise_hugepages(s, kSegmentBytes, true)) return;
   s->hugepages = 1;
+  s->thp_tail = 1;
   h->counters.hugepage_segments.add(1);
 }
 
@@ -351,6 +355,25 @@ void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept {
 
 constinit Layout g_layout = default_layout();
 bool g_layout_fixed = false;
+// Replaced by free_key_init() before any block exists; the top bit is always
+// set, so no user-space word (null included) decodes into a segment.
+std::uintptr_t g_free_key = 0x9e37'79b9'7f4a'7c15ull | (std::uintptr_t{1} << 63);
+
+void free_key_init() noexcept {
+  // Not a secret (AT_RANDOM's bytes are glibc's stack and pointer guards):
+  // the clock and two addresses ASLR moves are enough for a word the
+  // program's data does not contain by chance.
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  std::uint64_t seed = static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+  seed ^= reinterpret_cast<std::uintptr_t>(&seed) ^ (reinterpret_cast<std::uintptr_t>(&g_free_key) << 16);
+  // splitmix64's finaliser
+  seed += 0x9e37'79b9'7f4a'7c15ull;
+  seed = (seed ^ (seed >> 30)) * 0xbf58'476d'1ce4'e5b9ull;
+  seed = (seed ^ (seed >> 27)) * 0x94d0'49bb'1331'11ebull;
+  seed ^= seed >> 31;
+  g_free_key = static_cast<std::uintptr_t>(seed) | (std::uintptr_t{1} << 63);
+}
 
 namespace {
 
@@ -406,9 +429,10 @@ Heap *heap_create() noexcept {
 
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  orphan_tick();
   // Full blocks leave the front of the list; the next block in order is used.
   Block *b = h->avail[cls];
-  while (b && !b->free && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
+  while (b && !free_list_has(b->free) && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
     avail_remove(h, b);
     store_relaxed(b->state, BlockState::full);
     b = h->avail[cls];
@@ -428,6 +452,22 @@ void small_free_slow(Heap *h, Block *b) noexcept {
   // Keep an empty block only when it is its class's sole block: the next
   // allocation of this size would just need it again.
   if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
+}
+
+// p's first word decodes as a link of a free list (heap.hpp). Walk the
+// block's list: p on it is a double free, however many frees came between.
+// Otherwise the word is a live object's data (a pointer the program stored
+// that happens to look like an encoded link, or the stale link of an object
+// handed out by bumping through a reused block) and the free goes on. The
+// walk stops at anything outside the block, so a list that use-after-free
+// writes have broken ends it rather than faulting here.
+void small_free_suspect(Heap *h, Block *b, void *p, std::uint32_t slot) noexcept {
+  std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
+  for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0; f = free_link_decode(f)) {
+    if (f == p) corruption("free(): double free detected", p);
+    if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
+  }
+  small_free_push(h, b, p, slot);
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {
@@ -483,11 +523,18 @@ std::int64_t table_pages(Segment *s) noexcept {
   return static_cast<std::int64_t>(last / kPage) + 1;
 }
 
-void release_empty_segments(Heap *h) noexcept {
+// A heap no thread owns (`orphan`) has no program about to allocate again:
+// its empty segments go at the first collection, the ones it was carving
+// from included.
+void release_empty_segments(Heap *h, bool orphan) noexcept {
   bool any = false;
   for (Segment *s = h->block_segs.load(std::memory_order_relaxed); s; s = s->next) {
-    if (s->used_blocks != 0 || s == h->carve[0] || s == h->carve[1]) continue;
-    s->idle = s->idle ? kDoomed : 1;
+    if (s->used_blocks != 0) continue;
+    if (s == h->carve[0] || s == h->carve[1]) {
+      if (!orphan) continue;
+      h->carve[s == h->carve[0] ? 0 : 1] = nullptr;
+    }
+    s->idle = s->idle || orphan ? kDoomed : 1;
     any |= s->idle == kDoomed;
   }
   if (!any) return;
@@ -530,7 +577,7 @@ void release_empty_segments(Heap *h) noexcept {
 
 }  // namespace
 
-void heap_collect(Heap *h) noexcept {
+void heap_collect(Heap *h, bool orphan) noexcept {
   for (int kind = 0; kind < 2; ++kind) {
     // Blocks empty out in the program's order, not the address order they
     // were carved in: sort them, then discard each run of adjacent blocks
@@ -557,7 +604,7 @@ void heap_collect(Heap *h) noexcept {
   }
   h->large.sweep();
   h->dirty_pages = 0;
-  release_empty_segments(h);
+  release_empty_segments(h, orphan);
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
@@ -572,6 +619,39 @@ void heap_collect(Heap *h) noexcept {
 // are applied, and when a heap maps a new segment).
 std::int64_t idle_limit() noexcept { return options().discard_threshold_alone; }
 
+// A segment backed by transparent huge pages from its first touch holds, at
+// its carving point, the rest of a 2 MiB page the kernel filled in whole:
+// pages no block has been carved from, resident all the same, and counted
+// nowhere. A running heap carves into them soon; a heap whose thread is gone
+// may never, and sixteen exited threads' heaps kept 32 MB of them resident
+// (bench/xthread_rss). So when such a heap is collected, that rest goes too,
+// once per segment: the discard withdraws the segment's advice, so the pages
+// it faults in later are small ones.
+static void discard_carve_tails(Heap *h) noexcept {
+  constexpr std::uintptr_t kHugePageBytes = std::uintptr_t{2} << 20;
+  for (Segment *s : h->carve) {
+    if (!s || s->thp_tail != 1 || s->next_block >= s->nblocks) continue;
+    const auto from = reinterpret_cast<std::uintptr_t>(s->block_start(s->next_block));
+    const std::uintptr_t to = (from + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+    if (to == from) continue;  // at a boundary: no page begun yet
+    s->thp_tail = 2;
+    hugepages_discarding(h->counters, s);
+    os::discard(reinterpret_cast<void *>(from), to - from);
+    h->counters.discard_calls.add(1);
+  }
+}
+
+bool heap_holds_nothing(Heap *h) noexcept {
+  if (h->counters.large_live_objects.get() != 0) return false;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    const std::int64_t n = h->counters.class_blocks[c].get();
+    if (n == 0) continue;
+    const Block *b = h->avail[c];
+    if (n > 1 || b == nullptr || b->used != 0) return false;  // the sole empty block a class keeps
+  }
+  return true;
+}
+
 std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
   const Options &o = options();
   if (o.discard == int(DiscardPolicy::off)) return 0;  // not counted: nothing ever goes back
@@ -580,7 +660,14 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
     if (dirty <= 0) return 0;
     if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift) && now_ms() - h->dirty_since_ms < o.discard_delay_ms) return dirty;
   }
-  heap_collect(h);
+  // A class's sole block stays when it empties (small_free_slow), for the
+  // next allocation; none comes to a heap no thread owns.
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    Block *b = h->avail[c];
+    if (b && b->used == 0 && b->next == nullptr) retire(h, b);
+  }
+  heap_collect(h, true);
+  discard_carve_tails(h);
   return 0;
 }
 

@@ -46,6 +46,7 @@ struct Heap {
   std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
   std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
   std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
+  std::int64_t exit_kept = 0;               // abandoned: ... of them, those empty at its thread's exit
   LargeHeap large;
 };
 
@@ -61,7 +62,9 @@ void small_free_slow(Heap *h, Block *b) noexcept;
 void large_free_local(Heap *h, void *p) noexcept;
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
-void heap_collect(Heap *h) noexcept;   // discard every empty page now
+// Discard every empty page now; unmap the segments found empty twice in a
+// row (once, and the carving ones too, for a heap no thread owns: `orphan`).
+void heap_collect(Heap *h, bool orphan = false) noexcept;
 // The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
 // returns the pages kept.
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
@@ -69,6 +72,7 @@ std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
 // due (the delay, the largest budget). Returns the empty pages it keeps.
 std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
 std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
+bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
 // Transparent huge pages (VAM_HUGEPAGES): advise a segment the heap has just
 // mapped, before its first byte is touched; drop the advice once pages inside
@@ -78,19 +82,62 @@ void hugepages_discarding(HeapCounters &c, Segment *s) noexcept;
 void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept;
 void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
 void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
+// When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
+// heap's slow paths call orphan_tick, which applies them once they are due.
+extern std::atomic<std::int64_t> g_orphan_work_ms;
+void orphan_tick_slow(std::int64_t since) noexcept;
+inline void orphan_tick() noexcept {
+  const std::int64_t since = g_orphan_work_ms.load(std::memory_order_relaxed);
+  if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
+}
 // Unmapping a segment must not race a statistics walk of block_segs: both
 // hold this lock (vam.cpp). Taken after the global lock, never before.
 void segment_walk_lock() noexcept;
 void segment_walk_unlock() noexcept;
 int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 
+// A block's free list, as its objects hold it. Each link is stored XOR-ed
+// with g_free_key, a per-process random word with its top bit set, and the
+// list ends in the block's segment base (never an object: segment offset 0
+// is the header) rather than in null. So the first word of a freed object,
+// decoded, always lies in its own segment, while a live object's first word
+// almost never does: null, small integers and any user-space pointer decode
+// to a word with the top bit set. A free that finds such a word is a
+// suspect, and walks the list to confirm (small_free_suspect). The encoding
+// costs an XOR on each push and pop; the check a load of the word the push
+// overwrites anyway, an XOR and a compare. `b->free` itself is kept plain.
+extern std::uintptr_t g_free_key;
+void free_key_init() noexcept;  // once, before the first heap (vam.cpp: init_options)
+
+inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
+  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
+}
+inline void free_link_set(FreeObj *f, const FreeObj *next) noexcept {
+  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(next) ^ g_free_key);
+}
+// The end of every block free list: the segment base of the block record.
+inline FreeObj *free_list_end(const Block *b) noexcept {
+  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b) & ~(kSegmentBytes - 1));
+}
+// An object, not the end (nor the null of a record never used).
+inline bool free_list_has(const FreeObj *f) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(f) & (kSegmentBytes - 1)) != 0;
+}
+// Does p's first word, decoded, point into p's own segment, as a link of a
+// free list does?
+inline bool looks_freed(const void *p) noexcept {
+  const std::uintptr_t w = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
+  return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
+}
+
 // Allocation fast path: reap allocation from the front block (§3.4) —
 // reuse a freed object, else bump; anything else is the slow path.
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   Block *b = h->avail[cls];
   if (VAM_LIKELY(b != nullptr)) {
-    if (FreeObj *f = b->free; VAM_LIKELY(f != nullptr)) {
-      b->free = f->next;
+    if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
+      b->free = free_link_decode(f);
+      f->next = nullptr;  // live again: its first word no longer decodes as a link
       store_relaxed<std::uint16_t>(b->used, b->used + 1);
       return f;
     }
@@ -118,18 +165,16 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // Hardening, in every build, from the block record already in cache: the
 // block holds live objects (not empty or never used: a double free of its
 // last object, or a pointer into the segment header), p is the start of a
-// slot (not q+8), and p is not the object freed just before into this block
-// (the common `free(p); free(p);`). A slot already pending is a double free.
+// slot (not q+8), and p's first word does not decode as a free-list link
+// (above; if it does, the block's list is walked to confirm: p on it is a
+// double free at any depth). A slot already pending is a double free.
 [[noreturn]] void small_free_invalid(Block *b, void *p) noexcept;
+// p's first word looks like a link: abort if p is on b's free list, else
+// free it as small_free_push does. A tail call of the fast path, so that the
+// rare call costs the fast path no saved registers.
+void small_free_suspect(Heap *h, Block *b, void *p, std::uint32_t slot) noexcept;
 
-inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
-  Block *b = block_of(s, p);
-  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
-                                              reinterpret_cast<std::uintptr_t>(b->start));
-  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
-  if (VAM_UNLIKELY(static_cast<unsigned>(b->state) - 1u > 2u || b->used == 0 || i * b->size != off ||
-                   b->free == p))
-    small_free_invalid(b, p);
+inline void small_free_push(Heap *h, Block *b, void *p, std::uint32_t i) noexcept {
   const std::uint16_t used = b->used - 1;
   store_relaxed(b->used, used);
   if (b->state == BlockState::waiting) {
@@ -139,11 +184,22 @@ inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
     if (VAM_LIKELY(used != 0)) return;
   } else {
     auto *f = static_cast<FreeObj *>(p);
-    f->next = b->free;
+    free_link_set(f, b->free);
     b->free = f;
     if (VAM_LIKELY(used != 0 && b->state == BlockState::front)) return;
   }
   small_free_slow(h, b);
+}
+
+inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
+  Block *b = block_of(s, p);
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  if (VAM_UNLIKELY(static_cast<unsigned>(b->state) - 1u > 2u || b->used == 0 || i * b->size != off))
+    small_free_invalid(b, p);
+  if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(h, b, p, i);
+  small_free_push(h, b, p, i);
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

@@ -214,7 +214,7 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
 void huge_free(Segment *s, void *p) noexcept {
   // A live huge object has usable > 0 and starts map_bytes - usable past its
   // header; a freed one (cached) has usable == 0. A freed mapping that was
-  // unmapped faults on the header read instead: a crash, never a corruption.
+  // unmapped left the segment map first, so free_impl stopped before here.
   const std::size_t usable = s->usable;
   if (VAM_UNLIKELY(usable == 0)) corruption("free(): double free detected (huge object)", p);
   if (VAM_UNLIKELY(static_cast<char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - usable)))

@@ -121,6 +121,7 @@ struct Segment {
   std::uint32_t hugepages;     // small/medium/large: advised to use transparent huge pages
   std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
   std::uint32_t idle;          // small/medium: collections that found it empty (heap.cpp)
+  std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
 
   Block *blocks() noexcept {
     return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -51,6 +52,20 @@ struct Global {
 
 Global g;  // constant-initialised: usable before any constructor runs
 
+std::int64_t clock_ms() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Work waiting on orphans: frees not applied yet, or empty pages kept. Set
+// (from 0) by an orphan free and by a thread exit that kept pages; cleared
+// when a reclaim begins, and set again at its end if pages are still kept.
+void note_orphan_work() noexcept {
+  if (g_orphan_work_ms.load(std::memory_order_relaxed) == 0)
+    g_orphan_work_ms.store(clock_ms() | 1, std::memory_order_relaxed);
+}
+
 // The calling thread's heap. A POD pointer in initial-exec TLS: reading it
 // never allocates and never calls __tls_get_addr.
 __thread Heap *t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -93,11 +108,13 @@ void thread_done(void *arg) noexcept {
   h->orphan.store(1, std::memory_order_relaxed);
   g.lock.lock();
   h->kept_pages = kept;
+  h->exit_kept = kept;
   g.abandoned_pages.store(g.abandoned_pages.load(std::memory_order_relaxed) + kept, std::memory_order_relaxed);
   h->abandoned_next = g.abandoned.load(std::memory_order_relaxed);
   g.abandoned.store(h, std::memory_order_relaxed);
   ++g.abandoned_count;
   g.lock.unlock();
+  if (kept > 0) note_orphan_work();
 }
 
 // The geometry options settle once; read again after blocks exist, they can
@@ -114,6 +131,7 @@ void init_options() noexcept {
   if (g.ready.load(std::memory_order_acquire)) return;
   g.lock.lock();
   if (!g.ready.load(std::memory_order_relaxed)) {
+    free_key_init();  // before any heap, so before any free list
     g.env_seen = read_options();
     settle_layout();
     g.ready.store(1, std::memory_order_release);
@@ -147,17 +165,28 @@ int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
 namespace {
 
 // With g.lock held. The pages the heap kept at its abandonment go back too,
-// once due (heap_sweep_idle).
+// once due (heap_sweep_idle). Pages the frees emptied are not kept for a
+// next thread the way those are: beyond the ones it kept at its thread's
+// exit, an orphan keeps at most VAM_DISCARD_THRESHOLD pages (a lone thread's
+// budget let 16 exited threads' heaps hold 16 MiB after main freed their
+// objects, where glibc kept under 3), and none once frees into it have
+// emptied it: they are over, and it is collected at once. (A heap that was
+// empty at its thread's exit keeps its pages for the next thread.)
 void apply_orphan_frees(Heap *h) noexcept {
   h->orphan_frees.store(0, std::memory_order_relaxed);
-  if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+  const bool freed = h->remote.load(std::memory_order_relaxed) != nullptr;
+  if (freed) drain_remote(h);
   const std::int64_t others = g.abandoned_pages.load(std::memory_order_relaxed) - h->kept_pages;
-  h->kept_pages = heap_sweep_idle(h, idle_limit() - others);
+  std::int64_t room = idle_limit() - others;
+  if (room > h->exit_kept + options().discard_threshold) room = h->exit_kept + options().discard_threshold;
+  if (freed && heap_holds_nothing(h)) room = 0;
+  h->kept_pages = heap_sweep_idle(h, room);
   g.abandoned_pages.store(others + h->kept_pages, std::memory_order_relaxed);
 }
 
 // With g.lock held.
 void reclaim_locked() noexcept {
+  g_orphan_work_ms.store(0, std::memory_order_relaxed);
   for (Heap *h = g.abandoned.load(std::memory_order_relaxed); h; h = h->abandoned_next)
     apply_orphan_frees(h);
   // The exit heap, unless an exiting thread is allocating from it right now.
@@ -166,6 +195,7 @@ void reclaim_locked() noexcept {
     apply_orphan_frees(x);
     g.exit_lock.unlock();
   }
+  if (g.abandoned_pages.load(std::memory_order_relaxed) > 0) note_orphan_work();
 }
 
 }  // namespace
@@ -186,7 +216,24 @@ void reclaim_abandoned() noexcept {
 constexpr std::uint32_t kOrphanBatch = 256;
 
 void orphan_freed(Heap *h) noexcept {
-  if (h->orphan_frees.fetch_add(1, std::memory_order_relaxed) + 1 < kOrphanBatch) return;
+  if (h->orphan_frees.fetch_add(1, std::memory_order_relaxed) + 1 < kOrphanBatch) {
+    note_orphan_work();
+    return;
+  }
+  if (!g.lock.try_lock()) return;
+  reclaim_locked();
+  g.lock.unlock();
+}
+
+// The last frees of a batch (fewer than kOrphanBatch) and the pages the
+// orphans keep would wait for the next orphan free, which may never come:
+// any heap's slow path (a block used up, a block emptied) also applies them
+// once they have waited VAM_DISCARD_DELAY_MS. One relaxed load when nothing
+// waits.
+std::atomic<std::int64_t> g_orphan_work_ms{0};
+
+void orphan_tick_slow(std::int64_t since) noexcept {
+  if (clock_ms() - since < options().discard_delay_ms) return;
   if (!g.lock.try_lock()) return;
   reclaim_locked();
   g.lock.unlock();
@@ -376,8 +423,10 @@ void free_impl(void *p) noexcept {
   if (VAM_UNLIKELY(p == nullptr)) return;
   Segment *s = object_segment(p);
   // A pointer libvam never handed out (stack, static, another mapping) has
-  // no segment of ours around it: abort before its "header" is read.
-  if (VAM_UNLIKELY(!segment_known(s))) corruption("free(): invalid pointer (not from vam)", p);
+  // no segment of ours around it: abort before its "header" is read. So
+  // does a second free of a huge object whose mapping the first unmapped.
+  if (VAM_UNLIKELY(!segment_known(s)))
+    corruption("free(): invalid pointer (not from vam, or already freed and unmapped)", p);
   VAM_CHECK(s->magic == kSegmentMagic);
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
@@ -415,7 +464,7 @@ std::size_t usable_size_impl(const void *p) noexcept {
 
 void *realloc_impl(void *p, std::size_t n) noexcept {
   if (!p) return malloc_impl(n);
-  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam)", p);
+  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
   if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
     free_impl(p);
     return nullptr;
