@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <thread>
@@ -578,8 +579,13 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
 // took the front (pending: they come back in address order).
 struct TwoBlocks {
   std::vector<char *> all, a, b;
+  char *spare = nullptr;
   TwoBlocks() {
     for (int i = 0; i < 64; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
+    // One more, from another block: the block the 64th filled is then off
+    // the list too, not still its front (as it was whenever it happened to
+    // be A or B, depending on which blocks earlier tests left empty).
+    spare = static_cast<char *>(vam_malloc(1024));
     std::map<uintptr_t, std::vector<char *>> blocks;
     for (char *p : all) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
     std::vector<std::vector<char *>> full;
@@ -604,6 +610,7 @@ struct TwoBlocks {
     for (char *p : all)
       if (p != a[9] && p != b[3] && p != a[12] && p != a[1]) vam_free(p);
     for (char *p : got) vam_free(p);
+    vam_free(spare);
   }
 };
 
@@ -735,7 +742,16 @@ TEST(VamDiscard, BlocksEmptiedOutOfOrderAreDiscardedInAdjacentRuns) {
   size_t runs = 0;
   const uintptr_t block_bytes = alloclab::vam::class_block_bytes(alloclab::vam::size_class(128));
   const size_t block_pages = block_bytes / 4096;
+  // The counts are summed over every heap, and the heaps earlier tests'
+  // threads left keep their empty pages for VAM_DISCARD_DELAY_MS (100 ms),
+  // then give them back at the next statistics call: wait for that and let
+  // it happen before counting (the delay does not pass again while this
+  // test runs).
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  stats();
   std::thread t([&] {
+    // Whatever such pages the adopted heap held go now, out of the count.
+    vam_collect();
     constexpr int kBlocks = 64;
     std::vector<std::vector<void *>> blocks(kBlocks);
     for (auto &b : blocks)
