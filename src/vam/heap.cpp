@@ -12,6 +12,8 @@
 
 namespace alloclab::vam {
 
+__thread Segment *t_free_seg __attribute__((tls_model("initial-exec"))) = nullptr;
+
 namespace {
 
 inline int kind_of_class(unsigned cls) noexcept { return class_is_medium(cls) ? 1 : 0; }
@@ -520,6 +522,9 @@ void release_empty_segments(Heap *h) noexcept {
   segment_walk_unlock();
   while (Segment *s = doomed) {
     doomed = s->next;
+    // Only the thread that owns h (or, for an abandoned heap, none) can hold
+    // it as its verified segment.
+    if (t_free_seg == s) t_free_seg = nullptr;
     h->counters.segments.add(-1);
     h->counters.pages_in_use.add(-table_pages(s));
     hugepages_unmapping(h->counters, s);

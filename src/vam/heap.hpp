@@ -84,6 +84,13 @@ void segment_walk_lock() noexcept;
 void segment_walk_unlock() noexcept;
 int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 
+// The block segment of this thread's heap that `free` last found by the
+// full check (the segment map, then the owner): a later free into the same
+// segment skips both, since only this thread can unmap it (heap.cpp,
+// release_empty_segments, forgets it first). Null, or a mapped small/medium
+// segment whose owner is this thread's heap; thread exit clears it (vam.cpp).
+extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
+
 // Allocation fast path: reap allocation from the front block (§3.4) —
 // reuse a freed object, else bump; anything else is the slow path.
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {

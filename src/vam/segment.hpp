@@ -143,8 +143,10 @@ inline Segment *segment_of(const void *p) noexcept {
 // segment's first byte (the header is there) except a huge object aligned to
 // a segment or more, which sits one segment after its header: the mask of
 // the byte before the object finds the header in both cases.
+// (Integer arithmetic: free(nullptr) masks 0 - 1 to the top of the address
+// space, where no segment is, with no pointer arithmetic on null.)
 inline Segment *object_segment(const void *p) noexcept {
-  return segment_of(static_cast<const char *>(p) - 1);
+  return reinterpret_cast<Segment *>((reinterpret_cast<std::uintptr_t>(p) - 1) & ~(kSegmentBytes - 1));
 }
 
 inline Block *block_of(Segment *s, const void *p) noexcept {

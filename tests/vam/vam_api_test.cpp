@@ -547,6 +547,64 @@ TEST(VamHardening, FreeOfAPointerVamNeverHandedOutAborts) {
       "vam: realloc\\(\\): invalid pointer \\(not from vam\\)");
 }
 
+// free's fast path trusts the segment the thread last freed into (vam.cpp,
+// t_free_seg) without asking the segment map. Once that segment has been
+// unmapped, a stale pointer into it must still meet the map's check, not
+// be read through the unmapped block table. (The death tests' bodies are
+// functions: gtest keeps a statement's text as a string, and a long one
+// would change the 1024-byte class the VamReap tests below depend on.)
+void free_into_an_unmapped_segment() {
+  // 64-byte objects fill a medium segment with about 65,000: three
+  // segments' worth, so the middle one holds only these.
+  constexpr size_t kObjects = 200000;
+  static void *objs[kObjects];
+  for (auto &o : objs) o = vam_malloc(64);
+  void *mid = objs[kObjects / 2];
+  for (auto *o : objs)
+    if (o != mid) vam_free(o);
+  vam_free(mid);  // the last free: its segment is the one trusted
+  vam_collect();  // empty at two collections in a row: unmapped
+  vam_collect();
+  vam_free(mid);
+}
+
+TEST(VamHardening, FreeIntoASegmentVamHasUnmappedAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(free_into_an_unmapped_segment(), "vam: free\\(\\): invalid pointer \\(not from vam\\)");
+}
+
+// The fast path is a thread's own heap's: once thread exit has abandoned the
+// heap, a TLS destructor's free of one of its objects is a remote free into
+// it. Taken for a local free (with no heap), a free into a full block
+// crashed. In a fresh process (a death test's), so that the thread's heap is
+// new and its blocks are carved one after another from one segment.
+pthread_key_t g_late_free_key;
+constexpr int kLateObjects = 40;  // 944-byte objects, 17 to a block: two blocks full
+void late_free(void *arg) {
+  auto **objs = static_cast<void **>(arg);
+  for (int i = 0; i < kLateObjects - 1; ++i) vam_free(objs[i]);  // objs[0]'s block is full
+}
+
+void tls_destructor_frees_after_vams() {
+  vam_free(vam_malloc(8));  // vam's key exists before ours
+  if (pthread_key_create(&g_late_free_key, late_free) != 0) abort();
+  static void *objs[kLateObjects];
+  const vam_stats_t before = stats();
+  std::thread([] {
+    for (auto &o : objs) o = vam_malloc(944);
+    vam_free(objs[kLateObjects - 1]);  // a local free into their segment
+    pthread_setspecific(g_late_free_key, objs);
+  }).join();
+  const vam_stats_t after = stats();  // applies the frees waiting on the abandoned heap
+  const unsigned c = alloclab::vam::size_class(944);
+  exit(after.class_live[c] == before.class_live[c] ? 0 : 1);
+}
+
+TEST(VamThreads, ATlsDestructorFreesIntoItsAbandonedHeapAsARemoteFree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(tls_destructor_frees_after_vams(), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(VamUsableSize, NullHasUsableSizeZero) { EXPECT_EQ(vam_usable_size(nullptr), 0u); }
 
 // ---- the paper's behaviour ------------------------------------------------
