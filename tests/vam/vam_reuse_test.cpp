@@ -79,10 +79,30 @@ TEST(VamHugeReuse, ASmallerRequestReusesAFreedMappingWithoutANewOne) {
   vam_collect();
 }
 
+TEST(VamHugeReuse, ARequestOfAtLeastHalfTheMappingTakesItAsItIs) {
+  vam_collect();  // an empty cache
+  char *p = static_cast<char *>(vam_malloc(1000000));
+  ASSERT_NE(p, nullptr);
+  memset(p, 1, 1000000);
+  vam_free(p);
+  const std::uint64_t m = maps();
+  const std::uint64_t r = alloclab::os::counters().remaps.load();
+  // 60% of it: shrinking would give back pages just touched, and the next,
+  // bigger request would grow the mapping onto fresh ones again.
+  char *q = static_cast<char *>(vam_malloc(600000));
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(maps(), m);
+  EXPECT_EQ(alloclab::os::counters().remaps.load(), r);  // was one mremap (a shrink)
+  EXPECT_GE(vam_usable_size(q), 1000000u);
+  vam_free(q);
+  vam_collect();
+}
+
 TEST(VamHugeReuse, ManySizesInALoopNeedFewMappings) {
   // The mstress pattern: random sizes from 256 KiB to 1 MiB, a few live.
   vam_collect();
   const std::uint64_t m = maps();
+  const std::uint64_t r = alloclab::os::counters().remaps.load();
   std::uint64_t x = 12345;
   void *live[4] = {};
   for (int i = 0; i < 400; ++i) {
@@ -97,7 +117,9 @@ TEST(VamHugeReuse, ManySizesInALoopNeedFewMappings) {
   for (void *p : live) vam_free(p);
   // Mapping each anew takes 400 mappings; a cache that hands out only a
   // near-size match (at most a quarter larger) took 52.
-  printf("400 huge objects of random sizes: %llu new mappings\n", static_cast<unsigned long long>(maps() - m));
+  printf("400 huge objects of random sizes: %llu new mappings, %llu remaps\n",
+         static_cast<unsigned long long>(maps() - m),
+         static_cast<unsigned long long>(alloclab::os::counters().remaps.load() - r));
   EXPECT_LT(maps() - m, 20u);
   vam_collect();
 }
