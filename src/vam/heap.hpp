@@ -42,7 +42,8 @@ struct Heap {
   Block *empty_clean[2] = {};               // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
   std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
-  std::int64_t dirty_since_ms = 0;
+  std::int64_t dirty_since_ms = 0;          // it went from no empty pages to some (or was aged)
+  std::int64_t dirtied_ms = 0;              // pages last became empty
   std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
   std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
   std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
@@ -62,6 +63,9 @@ void large_free_local(Heap *h, void *p) noexcept;
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
 void heap_collect(Heap *h) noexcept;   // discard every empty page now
+// Discard the empty pages that have stayed empty since the last such call;
+// the rest wait for the next (heap.cpp). `now`: now_ms().
+void heap_age(Heap *h, std::int64_t now) noexcept;
 // The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
 // returns the pages kept.
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;

@@ -71,7 +71,7 @@ struct alignas(128) Block {
   std::uint16_t cls;
   std::uint16_t used;   // live objects
   std::uint8_t has_pending;  // some bit of `pending` is set
-  std::uint8_t unused_;
+  std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)
   BlockState state;
   std::uint8_t discarded;  // pages given back; contents read as zero
   std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
