@@ -439,7 +439,7 @@ void small_free_slow(Heap *h, Block *b) noexcept {
   if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
 }
 
-void small_free_invalid(Block *b, void *p) noexcept {
+void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)
   const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                             reinterpret_cast<std::uintptr_t>(b->start));
   const BlockState st = b->state;
@@ -468,7 +468,7 @@ void drain_remote(Heap *h) noexcept {
     if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);
     if (s->kind == SegKind::large) large_free_local(h, f);
-    else small_free_local(h, s, f);
+    else small_free_local(s, f);
     f = next;
   }
 }

@@ -115,7 +115,8 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   return small_alloc_slow(h, cls);
 }
 
-// Free fast path for an object of a block this thread's heap owns.
+// Free fast path for an object of a block this thread's heap owns (or, in
+// drain_remote and for an abandoned heap, the heap being worked on: its owner).
 //
 // A free into the block allocation is using (the front of its class's list)
 // or into a full block (which becomes the front) goes on the block's LIFO
@@ -131,30 +132,38 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // last object, or a pointer into the segment header), p is the start of a
 // slot (not q+8), and p is not the object freed just before into this block
 // (the common `free(p); free(p);`). A slot already pending is a double free.
-[[noreturn]] void small_free_invalid(Block *b, void *p) noexcept;
+//
+// small_free_invalid never returns (it aborts) but is not declared
+// [[noreturn]]: a call to it is then a tail jump, and the fast path needs no
+// stack frame. Each field is read once (the relaxed store to `used` would
+// otherwise make the compiler read `state` and `free` again).
+void small_free_invalid(Block *b, void *p) noexcept;
 
-inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
+inline void small_free_local(Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
-  if (VAM_UNLIKELY(static_cast<unsigned>(b->state) - 1u > 2u || b->used == 0 || i * b->size != off ||
-                   b->free == p))
-    small_free_invalid(b, p);
-  const std::uint16_t used = b->used - 1;
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  FreeObj *head = b->free;
+  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off || head == p))
+    return small_free_invalid(b, p);
+  const std::uint16_t used = live - 1;
   store_relaxed(b->used, used);
-  if (b->state == BlockState::waiting) {
-    if (VAM_UNLIKELY(b->pending[i / 64] >> (i % 64) & 1)) small_free_invalid(b, p);
-    b->pending[i / 64] |= std::uint64_t{1} << (i % 64);
+  if (state == BlockState::waiting) {
+    const std::uint64_t word = b->pending[i / 64];
+    if (VAM_UNLIKELY(word >> (i % 64) & 1)) return small_free_invalid(b, p);
+    b->pending[i / 64] = word | std::uint64_t{1} << (i % 64);
     b->has_pending = 1;
     if (VAM_LIKELY(used != 0)) return;
   } else {
     auto *f = static_cast<FreeObj *>(p);
-    f->next = b->free;
+    f->next = head;
     b->free = f;
-    if (VAM_LIKELY(used != 0 && b->state == BlockState::front)) return;
+    if (VAM_LIKELY(used != 0 && state == BlockState::front)) return;
   }
-  small_free_slow(h, b);
+  small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

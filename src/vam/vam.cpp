@@ -388,7 +388,7 @@ namespace {
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
     if (VAM_LIKELY(s->owner == h)) {
       t_free_seg = s;  // h is not null: an exiting thread's t_heap is, and no segment has a null owner
-      small_free_local(h, s, p);
+      small_free_local(s, p);
     } else {
       remote_free(s->owner, p);
     }
@@ -409,7 +409,7 @@ namespace {
 // masks to the top of the address space, never a segment.
 void free_impl(void *p) noexcept {
   Segment *s = object_segment(p);
-  if (VAM_LIKELY(s == t_free_seg)) small_free_local(t_heap, s, p);
+  if (VAM_LIKELY(s == t_free_seg)) small_free_local(s, p);
   else free_checked(s, p);
 }
 
