@@ -378,7 +378,9 @@ namespace {
 // Every free but one into the segment the thread last freed into: the
 // segment map says whether vam has a segment at s, then its header says
 // who owns it. A block segment of this thread's heap becomes t_free_seg.
-[[gnu::noinline]] void free_checked(Segment *s, void *p) noexcept {
+// Inline in free_impl: a remote free (most frees in a producer/consumer
+// program) pays the fast path's compare and no extra call.
+inline void free_checked(Segment *s, void *p) noexcept {
   if (p == nullptr) return;
   // A pointer libvam never handed out (stack, static, another mapping) has
   // no segment of ours around it: abort before its "header" is read.
