@@ -262,6 +262,9 @@ void reuse_within_the_delay() {
 }
 
 TEST(VamDiscardBudget, PagesReusedWithinTheDelayAreNotDiscardedWhenItComesDue) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "page faults count the sanitizer's shadow memory too (70 under TSan with VAM_DISCARD=off)";
+#endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(reuse_within_the_delay(), ::testing::ExitedWithCode(0), "page faults while busy");
 }
