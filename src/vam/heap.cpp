@@ -12,6 +12,8 @@
 
 namespace alloclab::vam {
 
+__thread Segment *t_free_seg __attribute__((tls_model("initial-exec"))) = nullptr;
+
 namespace {
 
 inline int kind_of_class(unsigned cls) noexcept { return class_is_medium(cls) ? 1 : 0; }
@@ -189,34 +191,40 @@ std::int64_t dirty_total(Heap *h) noexcept { return h->dirty_pages + h->large.di
 // The threshold is a per-heap budget that adapts: a heap that reaches it
 // again within VAM_DISCARD_DELAY_MS of its last sweep is reusing what it
 // discards (the pages come straight back as faults), so its budget doubles,
-// up to kMaxBudgetShift doublings; a sweep forced by the delay (the pages
-// sat unused that long) halves it again. Empty pages still go back within
-// the delay, and a heap never holds more than its largest budget of them.
+// up to kMaxBudgetShift doublings; a sweep forced by the delay that finds
+// pages unused for a whole delay halves it again. The delay's sweeps age
+// the pages (heap_age): a page goes back once it has stayed empty from one
+// such sweep to the next, so within two delays; and a heap never holds more
+// than its largest budget of empty pages.
 constexpr std::uint32_t kMaxBudgetShift = 3;
 
-void maybe_sweep(Heap *h) noexcept {
+void maybe_sweep(Heap *h, std::int64_t now) noexcept {
   const Options &o = options();
   if (o.discard != int(DiscardPolicy::delayed)) return;
   const std::int64_t dirty = dirty_total(h);
   if (dirty <= 0) return;
   const std::int64_t base = live_heaps() > 1 ? o.discard_threshold : o.discard_threshold_alone;
-  const std::int64_t now = now_ms();
   if (dirty >= base << h->budget_shift) {
     if (now - h->swept_ms < o.discard_delay_ms && h->budget_shift < kMaxBudgetShift) ++h->budget_shift;
+    h->swept_ms = now;
+    // The pages empty since before the last aging sweep go first; the rest
+    // only if that leaves the heap above half its budget.
+    heap_age(h, now);
+    if (dirty_total(h) >= (base << h->budget_shift) / 2) heap_collect(h);
   } else if (now - h->dirty_since_ms >= o.discard_delay_ms) {
-    if (h->budget_shift > 0) --h->budget_shift;
-  } else {
-    return;
+    h->swept_ms = now;
+    heap_age(h, now);
+    if (dirty_total(h) < dirty && h->budget_shift > 0) --h->budget_shift;
   }
-  h->swept_ms = now;
-  heap_collect(h);
 }
 
 // Pages were just added to the heap's dirty ones; `was_clean`: it held none
 // before, so the delay starts now.
 void note_dirty(Heap *h, bool was_clean) noexcept {
-  if (was_clean) h->dirty_since_ms = now_ms();
-  maybe_sweep(h);
+  const std::int64_t now = now_ms();
+  if (was_clean) h->dirty_since_ms = now;
+  h->dirtied_ms = now;
+  maybe_sweep(h, now);
   orphan_tick();
 }
 
@@ -235,6 +243,7 @@ void retire(Heap *h, Block *b) noexcept {
       break;
     case DiscardPolicy::delayed: {
       const bool was_clean = dirty_total(h) <= 0;
+      b->young = 1;
       push(h->empty_dirty[kind], b);
       h->dirty_pages += block_pages(kind);
       note_dirty(h, was_clean);
@@ -461,16 +470,16 @@ void small_free_slow(Heap *h, Block *b) noexcept {
 // handed out by bumping through a reused block) and the free goes on. The
 // walk stops at anything outside the block, so a list that use-after-free
 // writes have broken ends it rather than faulting here.
-void small_free_suspect(Heap *h, Block *b, void *p, std::uint32_t slot) noexcept {
+void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept {
   std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
   for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0; f = free_link_decode(f)) {
     if (f == p) corruption("free(): double free detected", p);
     if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
   }
-  small_free_push(h, b, p, slot);
+  small_free_push(s, b, p, slot, b->state, b->used, b->free);
 }
 
-void small_free_invalid(Block *b, void *p) noexcept {
+void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)
   const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                             reinterpret_cast<std::uintptr_t>(b->start));
   const BlockState st = b->state;
@@ -499,7 +508,7 @@ void drain_remote(Heap *h) noexcept {
     if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);
     if (s->kind == SegKind::large) large_free_local(h, f);
-    else small_free_local(h, s, f);
+    else small_free_local(s, f);
     f = next;
   }
 }
@@ -567,6 +576,9 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
   segment_walk_unlock();
   while (Segment *s = doomed) {
     doomed = s->next;
+    // Only the thread that owns h (or, for an abandoned heap, none) can hold
+    // it as its verified segment.
+    if (t_free_seg == s) t_free_seg = nullptr;
     h->counters.segments.add(-1);
     h->counters.pages_in_use.add(-table_pages(s));
     hugepages_unmapping(h->counters, s);
@@ -575,37 +587,84 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
   }
 }
 
+// Discard a list of empty blocks of one kind and move them to the clean list.
+// Blocks empty out in the program's order, not the address order they were
+// carved in: sort them, then discard each run of adjacent blocks with one call.
+void discard_blocks(Heap *h, int kind, Block *list) noexcept {
+  const std::size_t bytes = block_bytes(kind);
+  char *run = nullptr;
+  std::size_t run_bytes = 0;
+  Block *b = sort_by_address(list);
+  while (b) {
+    Block *next = b->next;
+    if (run && block_base(b) == run + run_bytes) {
+      run_bytes += bytes;
+    } else {
+      if (run) discard_run(h, run, run_bytes);
+      run = block_base(b);
+      run_bytes = bytes;
+    }
+    b->discarded = 1;
+    b->young = 0;
+    push(h->empty_clean[kind], b);
+    b = next;
+  }
+  if (run) discard_run(h, run, run_bytes);
+}
+
 }  // namespace
 
 void heap_collect(Heap *h, bool orphan) noexcept {
   for (int kind = 0; kind < 2; ++kind) {
-    // Blocks empty out in the program's order, not the address order they
-    // were carved in: sort them, then discard each run of adjacent blocks
-    // with one call.
-    const std::size_t bytes = block_bytes(kind);
-    char *run = nullptr;
-    std::size_t run_bytes = 0;
-    Block *b = sort_by_address(h->empty_dirty[kind]);
+    Block *list = h->empty_dirty[kind];
     h->empty_dirty[kind] = nullptr;
-    while (b) {
-      Block *next = b->next;
-      if (run && block_base(b) == run + run_bytes) {
-        run_bytes += bytes;
-      } else {
-        if (run) discard_run(h, run, run_bytes);
-        run = block_base(b);
-        run_bytes = bytes;
-      }
-      b->discarded = 1;
-      push(h->empty_clean[kind], b);
-      b = next;
-    }
-    if (run) discard_run(h, run, run_bytes);
+    discard_blocks(h, kind, list);
   }
   h->large.sweep();
   h->dirty_pages = 0;
   release_empty_segments(h, orphan);
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
+}
+
+// The sweep the delay forces. Before, it discarded every empty page the heap
+// held: a busy heap always holds some, so VAM_DISCARD_DELAY_MS after it first
+// did, it gave back the pages it had freed a microsecond before and was about
+// to reuse, and faulted them straight back in (mstress, 2 threads: 14,400
+// page faults a run, 6,400 with VAM_DISCARD=off; mimalloc 6,800). Now a page
+// goes back only when it has sat empty through a whole delay: pages emptied
+// since the previous aging sweep are young, survive this one and are old
+// from now on; the old ones go. Reused pages leave the lists and are young
+// again when next emptied. The budget still bounds the pages kept, whatever
+// their age (maybe_sweep).
+void heap_age(Heap *h, std::int64_t now) noexcept {
+  std::int64_t kept = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    // The young keep their order (the most recently emptied first, reused first).
+    Block *young = nullptr;
+    Block **tail = &young;
+    Block *old = nullptr;
+    for (Block *b = h->empty_dirty[kind], *next; b; b = next) {
+      next = b->next;
+      if (b->young) {
+        b->young = 0;
+        *tail = b;
+        tail = &b->next;
+        kept += block_pages(kind);
+      } else {
+        push(old, b);
+      }
+    }
+    *tail = nullptr;
+    h->empty_dirty[kind] = young;
+    discard_blocks(h, kind, old);
+  }
+  h->dirty_pages = kept;
+  h->large.sweep(true);
+  h->dirty_since_ms = now;  // what is left is due at the next aging sweep
+  // Segments go back at collections that leave no block dirty (release_empty_segments
+  // takes only clean blocks off the lists).
+  if (!h->empty_dirty[0] && !h->empty_dirty[1]) release_empty_segments(h, false);
+  huge_cache_expire(false);
 }
 
 // A heap no thread owns. Programs that start a thread per task hand the same
@@ -658,7 +717,17 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
   if (o.discard == int(DiscardPolicy::delayed)) {
     const std::int64_t dirty = dirty_total(h);
     if (dirty <= 0) return 0;
-    if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift) && now_ms() - h->dirty_since_ms < o.discard_delay_ms) return dirty;
+    if (dirty <= room && dirty < (o.discard_threshold << kMaxBudgetShift)) {
+      // Nothing emptied for a whole delay: every empty page has been idle
+      // that long, and all go (below). Else those that were empty at the
+      // last aging sweep go, and the others wait for the next.
+      const std::int64_t now = now_ms();
+      if (now - h->dirty_since_ms < o.discard_delay_ms) return dirty;
+      if (now - h->dirtied_ms < o.discard_delay_ms) {
+        heap_age(h, now);
+        return dirty_total(h);
+      }
+    }
   }
   // A class's sole block stays when it empties (small_free_slow), for the
   // next allocation; none comes to a heap no thread owns.

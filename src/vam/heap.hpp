@@ -42,7 +42,8 @@ struct Heap {
   Block *empty_clean[2] = {};               // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
   std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
-  std::int64_t dirty_since_ms = 0;
+  std::int64_t dirty_since_ms = 0;          // it went from no empty pages to some (or was aged)
+  std::int64_t dirtied_ms = 0;              // pages last became empty
   std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
   std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
   std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
@@ -65,6 +66,9 @@ void drain_remote(Heap *h) noexcept;
 // Discard every empty page now; unmap the segments found empty twice in a
 // row (once, and the carving ones too, for a heap no thread owns: `orphan`).
 void heap_collect(Heap *h, bool orphan = false) noexcept;
+// Discard the empty pages that have stayed empty since the last such call;
+// the rest wait for the next (heap.cpp). `now`: now_ms().
+void heap_age(Heap *h, std::int64_t now) noexcept;
 // The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
 // returns the pages kept.
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
@@ -130,6 +134,13 @@ inline bool looks_freed(const void *p) noexcept {
   return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
 }
 
+// The block segment of this thread's heap that `free` last found by the
+// full check (the segment map, then the owner): a later free into the same
+// segment skips both, since only this thread can unmap it (heap.cpp,
+// release_empty_segments, forgets it first). Null, or a mapped small/medium
+// segment whose owner is this thread's heap; thread exit clears it (vam.cpp).
+extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
+
 // Allocation fast path: reap allocation from the front block (§3.4) —
 // reuse a freed object, else bump; anything else is the slow path.
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
@@ -151,7 +162,8 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   return small_alloc_slow(h, cls);
 }
 
-// Free fast path for an object of a block this thread's heap owns.
+// Free fast path for an object of a block this thread's heap owns (or, in
+// drain_remote and for an abandoned heap, the heap being worked on: its owner).
 //
 // A free into the block allocation is using (the front of its class's list)
 // or into a full block (which becomes the front) goes on the block's LIFO
@@ -168,38 +180,50 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // slot (not q+8), and p's first word does not decode as a free-list link
 // (above; if it does, the block's list is walked to confirm: p on it is a
 // double free at any depth). A slot already pending is a double free.
-[[noreturn]] void small_free_invalid(Block *b, void *p) noexcept;
+//
+// small_free_invalid never returns (it aborts) but is not declared
+// [[noreturn]]: a call to it is then a tail jump, and the fast path needs no
+// stack frame. Each field is read once (the relaxed store to `used` would
+// otherwise make the compiler read `state` and `free` again).
+void small_free_invalid(Block *b, void *p) noexcept;
 // p's first word looks like a link: abort if p is on b's free list, else
-// free it as small_free_push does. A tail call of the fast path, so that the
-// rare call costs the fast path no saved registers.
-void small_free_suspect(Heap *h, Block *b, void *p, std::uint32_t slot) noexcept;
+// free it as small_free_local does. A tail call of the fast path, so that
+// the rare call costs the fast path no saved registers.
+void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept;
 
-inline void small_free_push(Heap *h, Block *b, void *p, std::uint32_t i) noexcept {
-  const std::uint16_t used = b->used - 1;
+// The second half of a free, the checks passed: `state`, `live` and `head`
+// are the block's fields as the caller read them.
+inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, BlockState state,
+                            std::uint16_t live, FreeObj *head) noexcept {
+  const std::uint16_t used = live - 1;
   store_relaxed(b->used, used);
-  if (b->state == BlockState::waiting) {
-    if (VAM_UNLIKELY(b->pending[i / 64] >> (i % 64) & 1)) small_free_invalid(b, p);
-    b->pending[i / 64] |= std::uint64_t{1} << (i % 64);
+  if (state == BlockState::waiting) {
+    const std::uint64_t word = b->pending[i / 64];
+    if (VAM_UNLIKELY(word >> (i % 64) & 1)) return small_free_invalid(b, p);
+    b->pending[i / 64] = word | std::uint64_t{1} << (i % 64);
     b->has_pending = 1;
     if (VAM_LIKELY(used != 0)) return;
   } else {
     auto *f = static_cast<FreeObj *>(p);
-    free_link_set(f, b->free);
+    free_link_set(f, head);
     b->free = f;
-    if (VAM_LIKELY(used != 0 && b->state == BlockState::front)) return;
+    if (VAM_LIKELY(used != 0 && state == BlockState::front)) return;
   }
-  small_free_slow(h, b);
+  small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
 }
 
-inline void small_free_local(Heap *h, Segment *s, void *p) noexcept {
+inline void small_free_local(Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
-  if (VAM_UNLIKELY(static_cast<unsigned>(b->state) - 1u > 2u || b->used == 0 || i * b->size != off))
-    small_free_invalid(b, p);
-  if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(h, b, p, i);
-  small_free_push(h, b, p, i);
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  FreeObj *head = b->free;
+  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
+    return small_free_invalid(b, p);
+  if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, i);
+  small_free_push(s, b, p, i, state, live, head);
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

@@ -140,7 +140,7 @@ Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
   if (cs - s >= kMinChunk) {
     auto *r = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) + s);
     r->prev_size = s;
-    r->head = (cs - s) | (c->head & kChunkDirty);
+    r->head = (cs - s) | (c->head & (kChunkDirty | kChunkYoung));
     next_chunk(r)->prev_size = cs - s;
     // Discarded pages are spread over the chunk in ways we do not track
     // page by page; charge the taken part first (an estimate, never negative).
@@ -275,7 +275,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     remove(nx);
     s += chunk_size(nx);
     disc += nx->disc_pages;
-    flags |= nx->head & kChunkDirty;
+    flags |= nx->head & (kChunkDirty | kChunkYoung);
   }
   if (c->prev_size != 0) {
     auto *pv = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) - c->prev_size);
@@ -283,7 +283,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
       remove(pv);
       s += chunk_size(pv);
       disc += pv->disc_pages;
-      flags |= pv->head & kChunkDirty;
+      flags |= pv->head & (kChunkDirty | kChunkYoung);
       c = pv;
     }
   }
@@ -324,7 +324,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     const auto b = down(reinterpret_cast<std::uintptr_t>(orig_end));
     if (b > a) {
       newly_dirty = pages_in(b - a);
-      c->head |= kChunkDirty;
+      c->head |= kChunkDirty | kChunkYoung;
     }
   }
   const std::size_t cap = pages_in(s);
@@ -333,7 +333,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
   return newly_dirty;
 }
 
-void LargeHeap::sweep() noexcept {
+void LargeHeap::sweep(bool aging) noexcept {
   for (unsigned w = 0; w < kLargeBitmapWords; ++w) {
     std::uint64_t bits = bitmap_[w];
     while (bits) {
@@ -341,7 +341,12 @@ void LargeHeap::sweep() noexcept {
       bits &= bits - 1;
       for (Chunk *c = bins_[b]; c; c = c->next) {
         if (!(c->head & kChunkDirty)) continue;
-        c->head &= ~kChunkDirty;
+        if (aging && (c->head & kChunkYoung)) {
+          c->head &= ~kChunkYoung;  // still dirty: goes at the next aging sweep unless reused
+          continue;
+        }
+        dirty_ -= dirty_of(c);
+        c->head &= ~(kChunkDirty | kChunkYoung);
         char *from = reinterpret_cast<char *>(c) + kMinChunk;
         const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
         const std::size_t fresh = n > c->disc_pages ? n - c->disc_pages : 0;
@@ -351,7 +356,7 @@ void LargeHeap::sweep() noexcept {
       }
     }
   }
-  dirty_ = 0;  // no free chunk is marked dirty any more
+  if (!aging) dirty_ = 0;  // no free chunk is marked dirty any more
 }
 
 }  // namespace alloclab::vam

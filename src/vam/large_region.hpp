@@ -35,6 +35,7 @@ inline constexpr std::size_t kChunkHeader = 16;
 inline constexpr std::size_t kMinChunk = 48;          // header + next/prev/disc_pages
 inline constexpr std::size_t kChunkInUse = 1;
 inline constexpr std::size_t kChunkDirty = 2;         // freed, pages not yet discarded
+inline constexpr std::size_t kChunkYoung = 4;         // dirty pages freed since the last aging sweep
 inline constexpr std::size_t kChunkFlags = 15;
 inline constexpr std::size_t kRegionFirstChunk = 256; // after the Segment header
 inline constexpr unsigned kExactLargeBins = 2048;     // chunk sizes < 32 KiB
@@ -64,8 +65,10 @@ class LargeHeap {
   // Grow (into a free successor) or shrink the object at p in place to hold
   // n bytes. False if it cannot; the object is then unchanged.
   bool resize(void *p, std::size_t n) noexcept;
-  // Discard the pages of every free chunk still marked dirty.
-  void sweep() noexcept;
+  // Discard the pages of every free chunk still marked dirty. `aging`: only
+  // those of chunks already dirty at the previous aging sweep; the others
+  // stay dirty, no longer young (heap.cpp, heap_age).
+  void sweep(bool aging = false) noexcept;
   // Pages inside free chunks marked dirty that are not known to be
   // discarded: what a sweep would give back. Kept exact as chunks enter and
   // leave the free lists, so a dirty chunk handed out again stops counting

@@ -19,8 +19,8 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
 #define VAM_OPTIONS(X)                                                                         \
   /* When empty pages go back to the OS: off | eager (as soon as a page block or   */         \
   /* the interior of a freed large object is empty, paper §3.6) | delayed (once a  */         \
-  /* heap holds VAM_DISCARD_THRESHOLD empty pages or the oldest has waited         */         \
-  /* VAM_DISCARD_DELAY_MS).                                                          */       \
+  /* heap holds VAM_DISCARD_THRESHOLD empty pages, or for the pages that stayed    */         \
+  /* empty through a whole VAM_DISCARD_DELAY_MS).                                   */        \
   X("VAM_DISCARD",           discard,           2 /*delayed*/, "off | eager | delayed")       \
   /* delayed: discard when a heap's empty, not yet discarded pages reach this,    */         \
   /* while several threads have heaps (empty pages of one heap are memory the     */         \
@@ -29,8 +29,8 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
   /* delayed: the same while one thread alone has a heap: it is the only one that  */         \
   /* could reuse the pages, and it reuses them before touching new ones.           */         \
   X("VAM_DISCARD_THRESHOLD_ALONE", discard_threshold_alone, 4096, "pages (4 KiB)")             \
-  /* delayed: discard when the oldest empty page has waited this long (checked     */         \
-  /* whenever a block empties or a large object is freed).                         */         \
+  /* delayed: discard the pages that stayed empty through this long (checked       */         \
+  /* whenever a block empties or a large object is freed; so within two delays).   */         \
   X("VAM_DISCARD_DELAY_MS",  discard_delay_ms,  100,        "milliseconds")                   \
   /* Largest object kept in the shared coalescing regions; bigger ones are mapped  */         \
   /* on their own. Clamped to [1024, 1 MiB].                                       */         \

@@ -71,7 +71,7 @@ struct alignas(128) Block {
   std::uint16_t cls;
   std::uint16_t used;   // live objects
   std::uint8_t has_pending;  // some bit of `pending` is set
-  std::uint8_t unused_;
+  std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)
   BlockState state;
   std::uint8_t discarded;  // pages given back; contents read as zero
   std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
@@ -144,8 +144,10 @@ inline Segment *segment_of(const void *p) noexcept {
 // segment's first byte (the header is there) except a huge object aligned to
 // a segment or more, which sits one segment after its header: the mask of
 // the byte before the object finds the header in both cases.
+// (Integer arithmetic: free(nullptr) masks 0 - 1 to the top of the address
+// space, where no segment is, with no pointer arithmetic on null.)
 inline Segment *object_segment(const void *p) noexcept {
-  return segment_of(static_cast<const char *>(p) - 1);
+  return reinterpret_cast<Segment *>((reinterpret_cast<std::uintptr_t>(p) - 1) & ~(kSegmentBytes - 1));
 }
 
 inline Block *block_of(Segment *s, const void *p) noexcept {

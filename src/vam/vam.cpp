@@ -100,6 +100,7 @@ void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
   t_heap = nullptr;
+  t_free_seg = nullptr;  // a later TLS destructor's free of its objects is a remote one
   t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
   const std::int64_t kept =
@@ -419,9 +420,15 @@ void *malloc_impl(std::size_t n) noexcept {
   return malloc_slow(n, 0);
 }
 
-void free_impl(void *p) noexcept {
-  if (VAM_UNLIKELY(p == nullptr)) return;
-  Segment *s = object_segment(p);
+namespace {
+
+// Every free but one into the segment the thread last freed into: the
+// segment map says whether vam has a segment at s, then its header says
+// who owns it. A block segment of this thread's heap becomes t_free_seg.
+// Inline in free_impl: a remote free (most frees in a producer/consumer
+// program) pays the fast path's compare and no extra call.
+inline void free_checked(Segment *s, void *p) noexcept {
+  if (p == nullptr) return;
   // A pointer libvam never handed out (stack, static, another mapping) has
   // no segment of ours around it: abort before its "header" is read. So
   // does a second free of a huge object whose mapping the first unmapped.
@@ -430,14 +437,31 @@ void free_impl(void *p) noexcept {
   VAM_CHECK(s->magic == kSegmentMagic);
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
-    if (VAM_LIKELY(s->owner == h)) small_free_local(h, s, p);
-    else remote_free(s->owner, p);
+    if (VAM_LIKELY(s->owner == h)) {
+      t_free_seg = s;  // h is not null: an exiting thread's t_heap is, and no segment has a null owner
+      small_free_local(s, p);
+    } else {
+      remote_free(s->owner, p);
+    }
   } else if (s->kind == SegKind::large) {
     if (s->owner == h) large_free_local(h, p);
     else remote_free(s->owner, p);
   } else {
     huge_free(s, p);
   }
+}
+
+}  // namespace
+
+// The fast path: a free into the block segment the thread last freed into
+// is local, and that segment is known to be mapped and ours (heap.hpp,
+// t_free_seg), so neither the segment map nor the owner is read again. The
+// block's own checks (double free, interior pointer) still run. A null p
+// masks to the top of the address space, never a segment.
+void free_impl(void *p) noexcept {
+  Segment *s = object_segment(p);
+  if (VAM_LIKELY(s == t_free_seg)) small_free_local(s, p);
+  else free_checked(s, p);
 }
 
 void *calloc_impl(std::size_t n, std::size_t size) noexcept {

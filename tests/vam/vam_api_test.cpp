@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <thread>
@@ -623,6 +624,69 @@ TEST(VamHardening, FreeOfAPointerVamNeverHandedOutAborts) {
       "vam: realloc\\(\\): invalid pointer \\(not from vam");
 }
 
+// free's fast path trusts the segment the thread last freed into (vam.cpp,
+// t_free_seg) without asking the segment map. Once that segment has been
+// unmapped, a stale pointer into it must still meet the map's check, not
+// be read through the unmapped block table. (The death tests' bodies are
+// functions: gtest keeps a statement's text as a string, and a long one
+// would change the 1024-byte class the VamReap tests below depend on.)
+void free_into_an_unmapped_segment() {
+  // 64-byte objects fill a medium segment with about 65,000: three
+  // segments' worth, so the middle one holds only these.
+  constexpr size_t kObjects = 200000;
+  static void *objs[kObjects];
+  for (auto &o : objs) o = vam_malloc(64);
+  // A live object in the last block keeps that block on the class's list,
+  // so the block mid's free empties is not the class's only one, which
+  // would be kept (with its segment) rather than retired.
+  void *keep = vam_malloc(64);
+  void *mid = objs[kObjects / 2];
+  for (auto *o : objs)
+    if (o != mid) vam_free(o);
+  vam_free(mid);  // the last free: its segment is the one trusted
+  vam_collect();  // empty at two collections in a row: unmapped
+  vam_collect();
+  vam_free(mid);
+  vam_free(keep);
+}
+
+TEST(VamHardening, FreeIntoASegmentVamHasUnmappedAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(free_into_an_unmapped_segment(), "vam: free\\(\\): invalid pointer \\(not from vam");
+}
+
+// The fast path is a thread's own heap's: once thread exit has abandoned the
+// heap, a TLS destructor's free of one of its objects is a remote free into
+// it. Taken for a local free (with no heap), a free into a full block
+// crashed. In a fresh process (a death test's), so that the thread's heap is
+// new and its blocks are carved one after another from one segment.
+pthread_key_t g_late_free_key;
+constexpr int kLateObjects = 40;  // 944-byte objects, 17 to a block: two blocks full
+void late_free(void *arg) {
+  auto **objs = static_cast<void **>(arg);
+  for (int i = 0; i < kLateObjects - 1; ++i) vam_free(objs[i]);  // objs[0]'s block is full
+}
+
+void tls_destructor_frees_after_vams() {
+  vam_free(vam_malloc(8));  // vam's key exists before ours
+  if (pthread_key_create(&g_late_free_key, late_free) != 0) abort();
+  static void *objs[kLateObjects];
+  const vam_stats_t before = stats();
+  std::thread([] {
+    for (auto &o : objs) o = vam_malloc(944);
+    vam_free(objs[kLateObjects - 1]);  // a local free into their segment
+    pthread_setspecific(g_late_free_key, objs);
+  }).join();
+  const vam_stats_t after = stats();  // applies the frees waiting on the abandoned heap
+  const unsigned c = alloclab::vam::size_class(944);
+  exit(after.class_live[c] == before.class_live[c] ? 0 : 1);
+}
+
+TEST(VamThreads, ATlsDestructorFreesIntoItsAbandonedHeapAsARemoteFree) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(tls_destructor_frees_after_vams(), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(VamUsableSize, NullHasUsableSizeZero) { EXPECT_EQ(vam_usable_size(nullptr), 0u); }
 
 // ---- the paper's behaviour ------------------------------------------------
@@ -655,13 +719,13 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
 // took the front (pending: they come back in address order).
 struct TwoBlocks {
   std::vector<char *> all, a, b;
+  char *spare = nullptr;
   TwoBlocks() {
     for (int i = 0; i < 64; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
-    // One more: a block the 64 used up is still its class's front until the
-    // next allocation moves on (it would then take b[3] as pending, not as
-    // a full block's free); which block that is depended on what the tests
-    // before left in the class.
-    all.push_back(static_cast<char *>(vam_malloc(1024)));
+    // One more, from another block: the block the 64th filled is then off
+    // the list too, not still its front (as it was whenever it happened to
+    // be A or B, depending on which blocks earlier tests left empty).
+    spare = static_cast<char *>(vam_malloc(1024));
     std::map<uintptr_t, std::vector<char *>> blocks;
     for (char *p : all) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
     std::vector<std::vector<char *>> full;
@@ -686,6 +750,7 @@ struct TwoBlocks {
     for (char *p : all)
       if (p != a[9] && p != b[3] && p != a[12] && p != a[1]) vam_free(p);
     for (char *p : got) vam_free(p);
+    vam_free(spare);
   }
 };
 
@@ -817,7 +882,16 @@ TEST(VamDiscard, BlocksEmptiedOutOfOrderAreDiscardedInAdjacentRuns) {
   size_t runs = 0;
   const uintptr_t block_bytes = alloclab::vam::class_block_bytes(alloclab::vam::size_class(128));
   const size_t block_pages = block_bytes / 4096;
+  // The counts are summed over every heap, and the heaps earlier tests'
+  // threads left keep their empty pages for VAM_DISCARD_DELAY_MS (100 ms),
+  // then give them back at the next statistics call: wait for that and let
+  // it happen before counting (the delay does not pass again while this
+  // test runs).
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  stats();
   std::thread t([&] {
+    // Whatever such pages the adopted heap held go now, out of the count.
+    vam_collect();
     constexpr int kBlocks = 64;
     std::vector<std::vector<void *>> blocks(kBlocks);
     for (auto &b : blocks)
