@@ -374,6 +374,8 @@ Layout make_layout(const Options &o) noexcept {
   }
   l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
   l.medium_shift = 12 + static_cast<std::uint32_t>(__builtin_ctzll(static_cast<std::uint64_t>(o.block_pages)));
+  l.large_max = static_cast<std::uint64_t>(o.large_max);
+  l.discard = static_cast<std::uint32_t>(o.discard);
   return l;
 }
 
@@ -388,12 +390,20 @@ bool same_layout(const Layout &a, const Layout &b) noexcept {
 }  // namespace
 
 bool layout_settle() noexcept {
-  const Layout l = make_layout(options());
+  Layout l = make_layout(options());
   if (!load_relaxed(g_layout_fixed)) {
     g_layout = l;
     return true;
   }
-  return same_layout(l, g_layout);
+  // The geometry stays; the option copies follow the options.
+  const std::uint64_t large_max = l.large_max;
+  const std::uint32_t discard = l.discard;
+  l.large_max = g_layout.large_max;
+  l.discard = g_layout.discard;
+  const bool same = same_layout(l, g_layout);
+  g_layout.large_max = large_max;
+  g_layout.discard = discard;
+  return same;
 }
 
 // A heap starts kHeapColour bytes into its mapping, not at the page: its
@@ -447,7 +457,7 @@ void small_free_invalid(Block *b, void *p) noexcept {
 }
 
 void large_free_local(Heap *h, void *p) noexcept {
-  const int policy = static_cast<int>(options().discard);
+  const int policy = static_cast<int>(g_layout.discard);
   const std::int64_t before = dirty_total(h);
   h->large.free(p, policy);
   if (dirty_total(h) > before) note_dirty(h, before <= 0);

@@ -125,7 +125,12 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
     EXPECT_NE(set_of(&s->kind), 0u);
     EXPECT_NE(set_of(&s->owner), 0u);
     EXPECT_NE(set_of(&s->block_shift), 0u);
+    EXPECT_NE(set_of(&s->touched_end), 0u);
   }
+  // the options malloc and free consult share the line malloc reads anyway
+  EXPECT_EQ(set_of(&g_layout.large_max), set_of(&g_layout.inline_limit));
+  EXPECT_EQ(set_of(&g_layout.discard), set_of(&g_layout.inline_limit));
+  EXPECT_EQ(g_layout.large_max, 256u * 1024);  // the default VAM_LARGE_MAX
   Heap *h = object_segment(small)->owner;
   ASSERT_NE(h, nullptr);
   for (unsigned c = 0; c < kNumClasses; ++c) EXPECT_NE(set_of(&h->avail[c]), 0u) << c;
