@@ -105,23 +105,33 @@ constexpr std::size_t segment_header_bytes(std::size_t block_bytes) noexcept {
 static_assert(segment_header_bytes(kSmallBlockBytes) == 132 * 1024);
 static_assert(segment_header_bytes(kMediumBlockBytes) == 48 * 1024);
 
+// The fields every free reads (kind, owner, block_shift; touched_end for a
+// large object) sit in the
+// header's second cache line, not its first: segments are 4 MiB aligned, so
+// every segment's first line falls in the same set of a 64-set L1 (set 0),
+// the set every page-aligned thing shares -- the first line of every block
+// and page, and of every object of 256, 512 or 1024 bytes. There a free's
+// segment read was evicted between frees 27% of the time on sqlite3
+// (docs/vam.md, "Cache sets"). The line stays inside the 128 bytes before a
+// huge object (kHugeOffset).
 struct Segment {
   std::uint64_t magic;
-  SegKind kind;
-  std::uint32_t block_shift;   // small: 12, medium: 14
-  Heap *owner;                 // never changes; heaps pass between threads whole
   Segment *next;               // large: owner's regions; small/medium: owner's block segments
   Segment *prev;
   std::size_t map_bytes;       // bytes mapped (huge: the whole mapping)
   std::size_t usable;          // huge: usable bytes of the object
   std::uint32_t next_block;    // small/medium: first never-carved block
   std::uint32_t nblocks;
-  char *touched_end;           // large: end of the part ever handed out (for pages in use)
   std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
   std::uint32_t hugepages;     // small/medium/large: advised to use transparent huge pages
+  // ---- second cache line: what free() reads
+  alignas(64) SegKind kind;
+  std::uint32_t block_shift;   // small: 12, medium: 14
+  Heap *owner;                 // never changes; heaps pass between threads whole
   std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
   std::uint32_t idle;          // small/medium: collections that found it empty (heap.cpp)
   std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
+  char *touched_end;           // large: end of the part ever handed out (for pages in use)
 
   Block *blocks() noexcept {
     return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);
@@ -135,6 +145,7 @@ struct Segment {
   }
 };
 static_assert(sizeof(Segment) <= kBlockTableOffset);
+static_assert(offsetof(Segment, kind) == 64 && offsetof(Segment, touched_end) < 128);  // off the segment's first line
 
 inline Segment *segment_of(const void *p) noexcept {
   return reinterpret_cast<Segment *>(reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1));

@@ -310,7 +310,7 @@ void *alloc_in(Heap *h, std::size_t n, std::size_t align) noexcept {
   void *p;
   if (n <= kSmallMax && align == 0) {
     p = g_layout.header ? small_alloc_header(h, n) : small_alloc(h, layout_class(n));
-  } else if (n + align <= static_cast<std::size_t>(options().large_max) &&
+  } else if (n + align <= g_layout.large_max &&
              n + align <= LargeHeap::region_capacity()) {
     p = large_alloc(h, n, align);
   } else {
