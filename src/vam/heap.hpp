@@ -222,7 +222,7 @@ inline void small_free_local(Segment *s, void *p) noexcept {
   FreeObj *head = b->free;
   if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
     return small_free_invalid(b, p);
-  if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, i);
+  if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
   small_free_push(s, b, p, i, state, live, head);
 }
 
