@@ -1,9 +1,12 @@
 // heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
 // order (paper §3.5), with reap allocation inside each block (§3.4).
 //
-//   Heap = OrderedPerSize< ReapBlock (bump, then free list) >   classes 8..1024
-//        + LargeHeap (shared regions, best fit, coalescing)      1 KiB..VAM_LARGE_MAX
-//        + remote-free list (objects other threads freed here)
+//   Heap::avail[cls]  per class, blocks (segment.hpp, Block: bump, then
+//                     free list) in Vam's order           classes 8..1024
+//   Heap::large       LargeHeap: shared regions, best fit, coalescing
+//                     (large_region.hpp)                  1 KiB..VAM_LARGE_MAX
+//   Heap::remote      objects other threads freed here
+// (docs/vam.md, "How the paper maps to the code", has the whole listing.)
 //
 // A heap is used by one thread at a time and needs no lock. Other threads
 // free into it by pushing onto `remote` (a lock-free stack); the owner drains
