@@ -1,9 +1,12 @@
 // heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
 // order (paper §3.5), with reap allocation inside each block (§3.4).
 //
-//   Heap = OrderedPerSize< ReapBlock (bump, then free list) >   classes 8..1024
-//        + LargeHeap (shared regions, best fit, coalescing)      1 KiB..VAM_LARGE_MAX
-//        + remote-free list (objects other threads freed here)
+//   Heap::avail[cls]  per class, blocks (segment.hpp, Block: bump, then
+//                     free list) in Vam's order           classes 8..1024
+//   Heap::large       LargeHeap: shared regions, best fit, coalescing
+//                     (large_region.hpp)                  1 KiB..VAM_LARGE_MAX
+//   Heap::remote      objects other threads freed here
+// (docs/vam.md, "How the paper maps to the code", has the whole listing.)
 //
 // A heap is used by one thread at a time and needs no lock. Other threads
 // free into it by pushing onto `remote` (a lock-free stack); the owner drains
@@ -18,6 +21,7 @@
 
 #include "vam/check.hpp"
 #include "vam/counters.hpp"
+#include "vam/heap_hooks.hpp"
 #include "vam/large_region.hpp"
 #include "vam/segment.hpp"
 #include "vam/size_classes.hpp"
@@ -78,13 +82,7 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
 std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
 bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
-// Transparent huge pages (VAM_HUGEPAGES): advise a segment the heap has just
-// mapped, before its first byte is touched; drop the advice once pages inside
-// it are discarded (so the kernel does not fill them back in) or it is unmapped.
-void hugepages_new_segment(Heap *h, Segment *s) noexcept;
-void hugepages_discarding(HeapCounters &c, Segment *s) noexcept;
-void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept;
-void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
+// hugepages_*, reclaim_abandoned, live_heaps: heap_hooks.hpp.
 void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
 // When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
 // heap's slow paths call orphan_tick, which applies them once they are due.
@@ -98,7 +96,6 @@ inline void orphan_tick() noexcept {
 // hold this lock (vam.cpp). Taken after the global lock, never before.
 void segment_walk_lock() noexcept;
 void segment_walk_unlock() noexcept;
-int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
 
 // A block's free list, as its objects hold it. Each link is stored XOR-ed
 // with g_free_key, a per-process random word with its top bit set, and the

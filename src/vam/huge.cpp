@@ -15,7 +15,7 @@
 #include "layers/os.hpp"
 #include "layers/spin_lock.hpp"
 #include "vam/check.hpp"
-#include "vam/heap.hpp"
+#include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_map.hpp"
 
