@@ -398,6 +398,7 @@ Layout make_layout(const Options &o) noexcept {
       l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
     }
     for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = c < l.classes ? 8u << c : 0u;
+    l.inline_limit = 0;  // malloc_impl's inline path computes the default classes
   }
   if (o.headers) {
     l.header = 16;
