@@ -1,4 +1,4 @@
-// override.cpp — defines malloc & co. (malloc and free: aliases in vam.cpp). Every export is one line
+// override.cpp — the only file that defines malloc. Every export is one line
 // over the C++ logic in vam.cpp. Built into libvam.so (for LD_PRELOAD) and
 // libvam.a; not built when the sanitizers own malloc (ALLOCLAB_SANITIZE).
 // The operator new/delete family is compiled in only for the static library
@@ -17,9 +17,8 @@
 
 namespace v = alloclab::vam;
 
-// malloc and free themselves are malloc_impl and free_impl under a second
-// name (aliases in vam.cpp, VAM_MALLOC_ALIASES): a wrapper here would be one
-// more jump on every call, 2 of larson's 72 instructions an allocation.
+VAM_EXPORT void *malloc(size_t n) noexcept { return v::malloc_impl(n); }
+VAM_EXPORT void free(void *p) noexcept { v::free_impl(p); }
 VAM_EXPORT void *calloc(size_t n, size_t size) noexcept { return v::calloc_impl(n, size); }
 VAM_EXPORT void *realloc(void *p, size_t n) noexcept { return v::realloc_impl(p, n); }
 VAM_EXPORT void *reallocarray(void *p, size_t n, size_t size) noexcept { return v::reallocarray_impl(p, n, size); }

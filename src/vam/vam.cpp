@@ -755,13 +755,3 @@ void vam_collect(void) {
   v::huge_cache_expire(true);
 }
 }
-
-#if defined(VAM_MALLOC_ALIASES)
-// The hottest two exports are the functions themselves, not one-line
-// wrappers in override.cpp that jump to them (an alias must name a function
-// of its own translation unit).
-extern "C" {
-__attribute__((visibility("default"), alias("_ZN8alloclab3vam11malloc_implEm"))) void *malloc(size_t n) noexcept;
-__attribute__((visibility("default"), alias("_ZN8alloclab3vam9free_implEPv"))) void free(void *p) noexcept;
-}
-#endif
