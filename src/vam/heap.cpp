@@ -398,6 +398,7 @@ Layout make_layout(const Options &o) noexcept {
       l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
     }
     for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = c < l.classes ? 8u << c : 0u;
+    l.inline_limit = 0;  // malloc_impl's inline path computes the default classes
   }
   if (o.headers) {
     l.header = 16;
@@ -494,6 +495,21 @@ void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexc
     if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
   }
   small_free_push(s, b, p, slot, b->state, b->used, b->free);
+}
+
+// The frees small_free_local leaves: a waiting or full block, the last
+// object of a block, or one the fast check rejected; every check again.
+void small_free_other(Segment *s, Block *b, void *p) noexcept {
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  FreeObj *head = b->free;
+  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
+    return small_free_invalid(b, p);
+  if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
+  small_free_push(s, b, p, i, state, live, head);
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)

@@ -209,18 +209,39 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
   small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
 }
 
+// Every free small_free_local does not finish itself, with every check
+// (out of line, a tail call: heap.cpp).
+void small_free_other(Segment *s, Block *b, void *p) noexcept;
+
+// The common free, into the front block of its class that keeps live
+// objects, is finished here; a free into a waiting or full block, of a
+// block's last object, or one any check rejects, goes to small_free_other,
+// which repeats the checks in full. One product gives both the interior-
+// pointer check and the slot: off * recip = slot * 2^32 + frac, and off is a
+// multiple of the size exactly when frac < recip (size * recip = 2^32 + e,
+// e < size, so a slot start leaves frac = slot * e < off < 2^32 / size <=
+// recip, and any other offset adds at least recip: exact for every offset in
+// a block of up to 64 KiB and objects of up to 1040 bytes; a pointer before
+// the block's first object, VAM_HEADERS=on, is accepted by no more sizes
+// than the old check, slot * size == off, accepted).
 inline void small_free_local(Segment *s, void *p) noexcept {
   Block *b = block_of(s, p);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
-  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  const std::uint32_t recip = b->recip;
+  const std::uint64_t prod = std::uint64_t{off} * recip;
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
   FreeObj *head = b->free;
-  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
-    return small_free_invalid(b, p);
-  if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
-  small_free_push(s, b, p, i, state, live, head);
+  if (VAM_LIKELY(state == BlockState::front && live > 1 && static_cast<std::uint32_t>(prod) < recip)) {
+    if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
+    store_relaxed<std::uint16_t>(b->used, live - 1);
+    auto *f = static_cast<FreeObj *>(p);
+    free_link_set(f, head);
+    b->free = f;
+    return;
+  }
+  small_free_other(s, b, p);
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

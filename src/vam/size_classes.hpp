@@ -60,7 +60,7 @@ static_assert(class_size(kNumClasses - 1) == kSmallMax);
 struct alignas(64) Layout {
   std::uint8_t class_of[kSmallMax / 8 + 1];  // request n (<= kSmallMax) -> class, at (n + 7) >> 3
   std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
-  std::size_t inline_limit;                  // malloc_impl serves n < inline_limit inline
+  std::size_t inline_limit;                  // malloc_impl serves n < inline_limit inline (default geometry only)
   std::uint32_t coarse;                      // VAM_CLASSES=coarse (class_of differs from size_class)
   std::uint32_t header;                      // bytes before each small object: 0 or 16
   std::uint32_t medium_shift;                // log2 of a medium block's bytes

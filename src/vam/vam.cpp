@@ -296,13 +296,15 @@ inline void *fail_nomem() noexcept {
 
 inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
-// VAM_HEADERS=on: a small object with its header (the object's usable size,
-// in the 16 bytes before it) written, as a DLmalloc-style allocator does.
-// Out of line: malloc_impl's default path stays a leaf with no frame.
+// A small object in a geometry malloc_impl's inline path does not serve
+// (inline_limit 0): VAM_CLASSES=coarse (the class from the table), and
+// VAM_HEADERS=on, with its header (the object's usable size, in the 16 bytes
+// before it) written, as a DLmalloc-style allocator does. Out of line:
+// malloc_impl's default path stays a leaf with no frame.
 [[gnu::noinline]] void *small_alloc_header(Heap *h, std::size_t n) noexcept {
   const unsigned c = layout_class(n);
   void *p = small_alloc(h, c);
-  if (VAM_LIKELY(p != nullptr)) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
+  if (VAM_LIKELY(p != nullptr) && g_layout.header) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
   return p;
 }
 
@@ -413,8 +415,10 @@ void corruption(const char *what, const void *p) noexcept {
 
 void *malloc_impl(std::size_t n) noexcept {
   Heap *h = t_heap;
-  // inline_limit is kSmallMax + 1 unless VAM_HEADERS=on (size_classes.hpp).
-  if (VAM_LIKELY(h != nullptr && n < g_layout.inline_limit)) return small_alloc(h, layout_class(n));
+  // inline_limit is kSmallMax + 1 in the default geometry, else 0
+  // (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline
+  // path computes the default class with no test of the spacing.
+  if (VAM_LIKELY(h != nullptr && n < g_layout.inline_limit)) return small_alloc(h, size_class(n));
   if (h != nullptr && n <= kSmallMax) return small_alloc_header(h, n);
   if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
   return malloc_slow(n, 0);

@@ -62,6 +62,19 @@ int main(int argc, char **argv) {
     usable(513, 1024);
     usable(8, 8);
     usable(16, 16);
+    // Coarse classes go through malloc's out-of-line path (the inline one
+    // computes only the default classes), which writes a header only with
+    // VAM_HEADERS=on: the object before the next one keeps its last bytes.
+    for (size_t n : {24, 64, 100, 1000}) {
+      auto *a = static_cast<unsigned char *>(vam_malloc(n));
+      memset(a, 0xab, n);
+      auto *b = static_cast<unsigned char *>(vam_malloc(n));
+      long kept = 0;
+      for (size_t i = 0; i < n; ++i) kept += a[i] == 0xab;
+      expect(kept == static_cast<long>(n), "bytes of an object kept when the next is allocated", kept, static_cast<long>(n));
+      vam_free(b);
+      vam_free(a);
+    }
   } else if (strcmp(mode, "alloc-bump") == 0 || strcmp(mode, "alloc-lifo") == 0) {
     const long want = strcmp(mode, "alloc-bump") == 0 ? 720 : -720;
     long s[8];
