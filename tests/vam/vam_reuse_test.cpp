@@ -56,12 +56,21 @@ class SecondHeap {
 
 // ---- huge objects ----------------------------------------------------------
 
+// A huge object of n bytes, written and freed into an emptied cache: its
+// mapping is the only one the cache holds.
+char *cached_huge(std::size_t n) {
+  vam_collect();
+  char *p = static_cast<char *>(vam_malloc(n));
+  if (p != nullptr) {
+    memset(p, 1, n);
+    vam_free(p);
+  }
+  return p;
+}
+
 TEST(VamHugeReuse, ASmallerRequestReusesAFreedMappingWithoutANewOne) {
-  vam_collect();  // an empty cache
-  char *p = static_cast<char *>(vam_malloc(900000));
+  char *p = cached_huge(900000);
   ASSERT_NE(p, nullptr);
-  memset(p, 1, 900000);
-  vam_free(p);
   const std::uint64_t m = maps();
   // Far smaller: the mapping is shrunk in place, its tail goes back.
   char *q = static_cast<char *>(vam_malloc(300000));
@@ -80,11 +89,8 @@ TEST(VamHugeReuse, ASmallerRequestReusesAFreedMappingWithoutANewOne) {
 }
 
 TEST(VamHugeReuse, ARequestOfAtLeastHalfTheMappingTakesItAsItIs) {
-  vam_collect();  // an empty cache
-  char *p = static_cast<char *>(vam_malloc(1000000));
+  char *p = cached_huge(1000000);
   ASSERT_NE(p, nullptr);
-  memset(p, 1, 1000000);
-  vam_free(p);
   const std::uint64_t m = maps();
   const std::uint64_t r = alloclab::os::counters().remaps.load();
   // 60% of it: shrinking would give back pages just touched, and the next,
