@@ -8,7 +8,7 @@
 #include "layers/os.hpp"
 #include "vam/huge.hpp"
 #include "vam/options.hpp"
-#include "vam/segment_map.hpp"
+#include "vam/segment_source.hpp"
 
 namespace alloclab::vam {
 
@@ -64,13 +64,8 @@ void avail_remove(Heap *h, Block *b) noexcept {
 }
 
 Segment *new_block_segment(Heap *h, int kind) noexcept {
-  void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
-  if (!mem) return nullptr;
-  auto *s = static_cast<Segment *>(mem);
-  if (!segment_map_set(s, true)) {
-    os::unmap(mem, kSegmentBytes);
-    return nullptr;
-  }
+  Segment *s = g_segment_source.get_segment(kSegmentBytes);
+  if (!s) return nullptr;
   hugepages_new_segment(h, s);
   s->magic = kSegmentMagic;
   s->kind = kind ? SegKind::medium : SegKind::small;
@@ -615,8 +610,7 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
     h->counters.segments.add(-1);
     h->counters.pages_in_use.add(-table_pages(s));
     hugepages_unmapping(h->counters, s);
-    segment_map_set(s, false);
-    os::unmap(s, s->map_bytes);
+    g_segment_source.put_segment(s, s->map_bytes);
   }
 }
 

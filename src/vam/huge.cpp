@@ -17,7 +17,7 @@
 #include "vam/check.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
-#include "vam/segment_map.hpp"
+#include "vam/segment_source.hpp"
 
 namespace alloclab::vam {
 
@@ -53,8 +53,7 @@ void cache_remove_locked(int i) noexcept {
 void release(Segment *s) noexcept {
   const std::size_t bytes = s->map_bytes;
   huge_counters().cached_pages.fetch_sub(static_cast<std::int64_t>(bytes / kPage), std::memory_order_relaxed);
-  segment_map_set(s, false);
-  os::unmap(s, bytes);
+  g_segment_source.put_segment(s, bytes);
 }
 
 // Mappings that sat in the cache for VAM_DISCARD_DELAY_MS or more (all of
@@ -127,7 +126,7 @@ Segment *cache_take(std::size_t bytes) noexcept {
   if (s->map_bytes >= bytes && s->map_bytes - bytes <= bytes) return s;
   // Resize in place (no MREMAP_MAYMOVE: the mapping keeps its aligned start).
   const std::size_t old_bytes = s->map_bytes;
-  if (!os::resize_in_place(s, old_bytes, bytes)) {
+  if (!g_segment_source.resize_segment(s, old_bytes, bytes)) {
     // Only growing can fail: back into the cache, or unmapped if it is full.
     c.cache_hits.fetch_sub(1, std::memory_order_relaxed);
     if (!cache_put(s)) release(s);
@@ -191,20 +190,15 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
     c.cached_pages.fetch_sub(static_cast<std::int64_t>(s->map_bytes / kPage), std::memory_order_relaxed);
   } else {
     auto map = [&] {
-      return align > kSegmentBytes ? os::map_aligned(bytes, align, kSegmentBytes)
-                                   : os::map_aligned(bytes, kSegmentBytes);
+      return align > kSegmentBytes ? g_segment_source.get_segment_at(bytes, align, kSegmentBytes)
+                                   : g_segment_source.get_segment(bytes);
     };
-    void *mem = map();
-    if (!mem && g_cache.bytes.load(std::memory_order_relaxed) != 0) {
+    s = map();
+    if (!s && g_cache.bytes.load(std::memory_order_relaxed) != 0) {
       cache_expire(true);  // out of address space (ulimit -v): the cache's goes first
-      mem = map();
+      s = map();
     }
-    if (!mem) return nullptr;
-    s = static_cast<Segment *>(mem);
-    if (!segment_map_set(s, true)) {
-      os::unmap(mem, bytes);
-      return nullptr;
-    }
+    if (!s) return nullptr;
     s->zeroed = 1;
     s->magic = kSegmentMagic;
     s->kind = SegKind::huge;
@@ -238,8 +232,7 @@ void huge_free(Segment *s, void *p) noexcept {
   c.cached_pages.fetch_add(pages, std::memory_order_relaxed);  // before another thread's take subtracts it
   if (!cache_put(s)) {
     c.cached_pages.fetch_sub(pages, std::memory_order_relaxed);
-    segment_map_set(s, false);
-    os::unmap(s, bytes);
+    g_segment_source.put_segment(s, bytes);
   }
   cache_expire(false);
 }
@@ -250,17 +243,9 @@ void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   const std::size_t bytes = os::align_up(offset + n, kPage);
   const std::size_t old_bytes = s->map_bytes;
   if (bytes != old_bytes) {
-    // The old range may be released inside the remap and mapped again by
-    // another thread at once: forget it first, record where it ends up.
-    segment_map_set(s, false);
-    void *mem = os::remap(s, old_bytes, bytes, kSegmentBytes);
-    if (!mem) {
-      segment_map_set(s, true);  // its leaf exists: cannot fail
-      return nullptr;
-    }
-    if (!segment_map_set(static_cast<Segment *>(mem), true))
-      corruption("no memory to record a moved huge object", p);
-    s = static_cast<Segment *>(mem);
+    Segment *moved = g_segment_source.move_segment(s, old_bytes, bytes);
+    if (!moved) return nullptr;
+    s = moved;
     s->map_bytes = bytes;
   }
   const std::size_t old_usable = s->usable;

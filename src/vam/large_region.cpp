@@ -5,7 +5,7 @@
 #include "vam/check.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
-#include "vam/segment_map.hpp"
+#include "vam/segment_source.hpp"
 
 namespace alloclab::vam {
 
@@ -88,13 +88,8 @@ Chunk *LargeHeap::find(std::size_t s) noexcept {
 
 bool LargeHeap::add_region() noexcept {
   reclaim_abandoned();
-  void *mem = os::map_aligned(kSegmentBytes, kSegmentBytes);
-  if (!mem) return false;
-  auto *seg = static_cast<Segment *>(mem);
-  if (!segment_map_set(seg, true)) {
-    os::unmap(mem, kSegmentBytes);
-    return false;
-  }
+  Segment *seg = g_segment_source.get_segment(kSegmentBytes);
+  if (!seg) return false;
   hugepages_new_segment(owner_, seg);
   seg->magic = kSegmentMagic;
   seg->kind = SegKind::large;
@@ -303,8 +298,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     counters_->pages_in_use.add(-static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
     counters_->segments.add(-1);
     hugepages_unmapping(*counters_, seg);
-    segment_map_set(seg, false);
-    os::unmap(seg, kSegmentBytes);
+    g_segment_source.put_segment(seg, kSegmentBytes);
     return 0;
   }
 
