@@ -29,52 +29,61 @@ class RegisteredSegments : public Parent {
   static_assert(Parent::kAlignment >= kSegmentBytes, "segments are found by masking");
 
  public:
-  // A fresh segment of `bytes` (a multiple of the page size), recorded;
+  // The chunk interface (mmap_heap.hpp), so that layers stack on this one.
+  // A fresh chunk of `bytes` (a multiple of the page size), recorded;
   // nullptr when the system or the segment map's leaf refuses.
-  Segment *get_segment(std::size_t bytes) noexcept {
-    return record(Parent::get_chunk(bytes), bytes);
-  }
+  void *get_chunk(std::size_t bytes) noexcept { return record(Parent::get_chunk(bytes), bytes); }
   // The same, its start + skew a multiple of `align` (huge objects aligned
   // to more than a segment sit `skew` = one segment past their header).
-  Segment *get_segment_at(std::size_t bytes, std::size_t align, std::size_t skew) noexcept {
+  void *get_chunk_at(std::size_t bytes, std::size_t align, std::size_t skew) noexcept {
     return record(Parent::get_chunk_at(bytes, align, skew), bytes);
   }
   // Forget, then unmap.
-  void put_segment(Segment *s, std::size_t bytes) noexcept {
-    segment_map_set(s, false);
-    Parent::put_chunk(s, bytes);
+  void put_chunk(void *p, std::size_t bytes) noexcept {
+    segment_map_set(static_cast<Segment *>(p), false);
+    Parent::put_chunk(p, bytes);
   }
   // Grow or shrink in place: the start, and so the record, stays.
-  bool resize_segment(Segment *s, std::size_t old_bytes, std::size_t new_bytes) noexcept {
-    return Parent::resize_chunk(s, old_bytes, new_bytes);
-  }
+  using Parent::resize_chunk;
   // Resize, moving if need be. The old range may be unmapped inside the call
   // and mapped at once by another thread for its own segment: it is
   // forgotten first, and the new one recorded after. nullptr: refused, the
-  // segment is where it was and still recorded.
-  Segment *move_segment(Segment *s, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+  // chunk is where it was and still recorded.
+  void *move_chunk(void *p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    auto *s = static_cast<Segment *>(p);
     segment_map_set(s, false);
-    void *mem = Parent::move_chunk(s, old_bytes, new_bytes);
+    void *mem = Parent::move_chunk(p, old_bytes, new_bytes);
     if (!mem) {
       segment_map_set(s, true);  // its leaf exists: cannot fail
       return nullptr;
     }
-    auto *moved = static_cast<Segment *>(mem);
     // A leaf that cannot be mapped now would leave a live object unknown to
     // free(): nothing sensible is left to do.
-    if (!segment_map_set(moved, true)) corruption("no memory to record a moved segment", mem);
-    return moved;
+    if (!segment_map_set(static_cast<Segment *>(mem), true)) corruption("no memory to record a moved segment", mem);
+    return mem;
+  }
+
+  // The same, typed.
+  Segment *get_segment(std::size_t bytes) noexcept { return static_cast<Segment *>(get_chunk(bytes)); }
+  Segment *get_segment_at(std::size_t bytes, std::size_t align, std::size_t skew) noexcept {
+    return static_cast<Segment *>(get_chunk_at(bytes, align, skew));
+  }
+  void put_segment(Segment *s, std::size_t bytes) noexcept { put_chunk(s, bytes); }
+  bool resize_segment(Segment *s, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    return resize_chunk(s, old_bytes, new_bytes);
+  }
+  Segment *move_segment(Segment *s, std::size_t old_bytes, std::size_t new_bytes) noexcept {
+    return static_cast<Segment *>(move_chunk(s, old_bytes, new_bytes));
   }
 
  private:
-  Segment *record(void *mem, std::size_t bytes) noexcept {
+  void *record(void *mem, std::size_t bytes) noexcept {
     if (!mem) return nullptr;
-    auto *s = static_cast<Segment *>(mem);
-    if (!segment_map_set(s, true)) {
+    if (!segment_map_set(static_cast<Segment *>(mem), true)) {
       Parent::put_chunk(mem, bytes);
       return nullptr;
     }
-    return s;
+    return mem;
   }
 };
 
