@@ -64,18 +64,12 @@ void avail_remove(Heap *h, Block *b) noexcept {
 }
 
 Segment *new_block_segment(Heap *h, int kind) noexcept {
-  Segment *s = g_segment_source.get_segment(kSegmentBytes);
+  // Its header page is in use from the start.
+  Segment *s = h->segments.map(h, kind ? SegKind::medium : SegKind::small,
+                               kind ? g_layout.medium_shift : 12, 1);
   if (!s) return nullptr;
-  hugepages_new_segment(h, s);
-  s->magic = kSegmentMagic;
-  s->kind = kind ? SegKind::medium : SegKind::small;
-  s->block_shift = kind ? g_layout.medium_shift : 12;
-  s->owner = h;
-  s->map_bytes = kSegmentBytes;
   s->next_block = s->first_block();
   s->nblocks = static_cast<std::uint32_t>(kSegmentBytes >> s->block_shift);
-  h->counters.segments.add(1);
-  h->counters.pages_in_use.add(1);  // the header page
   s->next = h->block_segs.load(std::memory_order_relaxed);
   h->block_segs.store(s, std::memory_order_release);
   return s;
@@ -83,21 +77,15 @@ Segment *new_block_segment(Heap *h, int kind) noexcept {
 
 void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
   const auto n = static_cast<std::int64_t>(bytes / kPage);
-  hugepages_discarding(h->counters, segment_of(start));  // a run never crosses a segment
-  os::discard(start, bytes);
-  h->counters.pages_in_use.add(-n);
-  h->counters.pages_discarded.add(n);
-  h->counters.discard_calls.add(1);
+  h->segments.discard(segment_of(start), start, bytes);  // a run never crosses a segment
+  h->segments.stats.pages_discarded(n);
 }
 
 void discard_block(Heap *h, Block *b, int kind) noexcept {
   const std::int64_t n = block_pages(kind);
-  hugepages_discarding(h->counters, segment_of(b->start));
-  os::discard(block_base(b), static_cast<std::size_t>(n) * kPage);
+  h->segments.discard(segment_of(b->start), block_base(b), static_cast<std::size_t>(n) * kPage);
   b->discarded = 1;
-  h->counters.pages_in_use.add(-n);
-  h->counters.pages_discarded.add(n);
-  h->counters.discard_calls.add(1);
+  h->segments.stats.pages_discarded(n);
 }
 
 // VAM_BLOCK_ALLOC=lifo, the free-list-first alternative to reap allocation:
@@ -127,7 +115,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     h->dirty_pages -= block_pages(kind);
   } else if ((b = h->empty_clean[kind]) != nullptr) {
     h->empty_clean[kind] = b->next;
-    h->counters.pages_in_use.add(block_pages(kind));
+    h->segments.stats.pages_used(block_pages(kind));
     b->discarded = 0;
   } else {
     Segment *s = h->carve[kind];
@@ -150,8 +138,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
     const std::uintptr_t before = i == s->first_block()
                                       ? reinterpret_cast<std::uintptr_t>(s)
                                       : reinterpret_cast<std::uintptr_t>(b - 1);
-    if (reinterpret_cast<std::uintptr_t>(b) / kPage != before / kPage) h->counters.pages_in_use.add(1);
-    h->counters.pages_in_use.add(block_pages(kind));
+    if (reinterpret_cast<std::uintptr_t>(b) / kPage != before / kPage) h->segments.stats.pages_used(1);
+    h->segments.stats.pages_used(block_pages(kind));
   }
   Segment *bs = segment_of(b->start);
   ++bs->used_blocks;
@@ -171,7 +159,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   b->bump = b->start;
   b->end = b->start + cap * size;
   if (g_layout.lifo) thread_block(b);
-  h->counters.class_blocks[cls].add(1);
+  h->segments.stats.class_block(cls, 1);
   avail_push_front(h, b);
   return b;
 }
@@ -228,7 +216,7 @@ void note_dirty(Heap *h, bool was_clean) noexcept {
 void retire(Heap *h, Block *b) noexcept {
   avail_remove(h, b);
   store_relaxed(b->state, BlockState::empty);
-  h->counters.class_blocks[b->cls].add(-1);
+  h->segments.stats.class_block(b->cls, -1);
   --segment_of(b->start)->used_blocks;
   const int kind = kind_of_class(b->cls);
   switch (static_cast<DiscardPolicy>(options().discard)) {
@@ -314,46 +302,6 @@ Block *sort_by_address(Block *list) noexcept {
 }
 
 }  // namespace
-
-// Huge pages. A 2 MiB page needs one TLB entry where 4 KiB pages need 512: on
-// a big heap whose objects are spread over many pages (a fragmented one above
-// all) that is the difference between hitting and missing the TLB on most
-// accesses. The price is memory: the kernel backs a whole 2 MiB at the first
-// touch, so a segment only partly used holds up to 2 MiB it does not need.
-// `auto` pays it only once the heap is big enough for that to be small beside
-// it: its new segments are advised once it holds VAM_HUGEPAGE_MIN of them.
-//
-// The advice must come before the segment's first byte is written: a range
-// whose first fault mapped a small page stays small. (The fresh mapping
-// reads as zero, so `hugepages` is 0 unless set here.)
-void hugepages_new_segment(Heap *h, Segment *s) noexcept {
-  const Options &o = options();
-  if (o.hugepages == int(HugePages::off)) return;
-  if (o.hugepages == int(HugePages::automatic) &&
-      h->counters.segments.get() * static_cast<std::int64_t>(kSegmentBytes) < o.hugepage_min)
-    return;
-  if (!os::advise_hugepages(s, kSegmentBytes, true)) return;
-  s->hugepages = 1;
-  s->thp_tail = 1;
-  h->counters.hugepage_segments.add(1);
-}
-
-// Discarding splits a huge page, and with the advice in place the kernel's
-// background collapsing (khugepaged) may later fill the discarded pages back
-// in with zeroes to make a huge page again — undoing the discard. A segment
-// that gives pages back therefore stops asking; huge pages it has keep working.
-void hugepages_discarding(HeapCounters &c, Segment *s) noexcept {
-  if (!s->hugepages) return;
-  os::advise_hugepages(s, kSegmentBytes, false);
-  s->hugepages = 0;
-  c.hugepage_segments.add(-1);
-}
-
-void hugepages_unmapping(HeapCounters &c, Segment *s) noexcept {
-  if (!s->hugepages) return;
-  s->hugepages = 0;
-  c.hugepage_segments.add(-1);
-}
 
 // ---- the geometry (size_classes.hpp) ---------------------------------------
 
@@ -445,7 +393,7 @@ Heap *heap_create() noexcept {
   void *mem = os::map(os::align_up(kHeapColour + sizeof(Heap), kPage));
   if (!mem) return nullptr;
   Heap *h = new (static_cast<char *>(mem) + kHeapColour) Heap();
-  h->large.init(h, &h->counters);
+  h->large.init(h, &h->segments);
   return h;
 }
 
@@ -607,10 +555,7 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
     // Only the thread that owns h (or, for an abandoned heap, none) can hold
     // it as its verified segment.
     if (t_free_seg == s) t_free_seg = nullptr;
-    h->counters.segments.add(-1);
-    h->counters.pages_in_use.add(-table_pages(s));
-    hugepages_unmapping(h->counters, s);
-    g_segment_source.put_segment(s, s->map_bytes);
+    h->segments.unmap(s, table_pages(s));
   }
 }
 
@@ -721,16 +666,14 @@ static void discard_carve_tails(Heap *h) noexcept {
     const std::uintptr_t to = (from + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
     if (to == from) continue;  // at a boundary: no page begun yet
     s->thp_tail = 2;
-    hugepages_discarding(h->counters, s);
-    os::discard(reinterpret_cast<void *>(from), to - from);
-    h->counters.discard_calls.add(1);
+    h->segments.discard(s, reinterpret_cast<void *>(from), to - from);
   }
 }
 
 bool heap_holds_nothing(Heap *h) noexcept {
-  if (h->counters.large_live_objects.get() != 0) return false;
+  if (h->segments.stats.large_live_objects() != 0) return false;
   for (unsigned c = 0; c < kNumClasses; ++c) {
-    const std::int64_t n = h->counters.class_blocks[c].get();
+    const std::int64_t n = h->segments.stats.class_blocks(c);
     if (n == 0) continue;
     const Block *b = h->avail[c];
     if (n > 1 || b == nullptr || b->used != 0) return false;  // the sole empty block a class keeps

@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "vam/check.hpp"
-#include "vam/counters.hpp"
+#include "vam/heap_segments.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/large_region.hpp"
 #include "vam/segment.hpp"
@@ -32,7 +32,7 @@ namespace alloclab::vam {
 struct Heap {
   // Front of each class's available list: the block new objects come from.
   Block *avail[kNumClasses] = {};
-  HeapCounters counters;
+  HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
   // Abandoned (its thread exited) or the shared exit heap: nobody drains
   // `remote` in a slow path, so remote frees count themselves and every

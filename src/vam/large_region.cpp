@@ -1,11 +1,9 @@
 // large_region.cpp — best fit over fine-grained lists, immediate coalescing.
 #include "vam/large_region.hpp"
 
-#include "layers/os.hpp"
 #include "vam/check.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
-#include "vam/segment_source.hpp"
 
 namespace alloclab::vam {
 
@@ -88,14 +86,9 @@ Chunk *LargeHeap::find(std::size_t s) noexcept {
 
 bool LargeHeap::add_region() noexcept {
   reclaim_abandoned();
-  Segment *seg = g_segment_source.get_segment(kSegmentBytes);
+  // Its header page and its sentinel's are in use from the start.
+  Segment *seg = segs_->map(owner_, SegKind::large, 0, 2);
   if (!seg) return false;
-  hugepages_new_segment(owner_, seg);
-  seg->magic = kSegmentMagic;
-  seg->kind = SegKind::large;
-  seg->block_shift = 0;
-  seg->owner = owner_;
-  seg->map_bytes = kSegmentBytes;
   seg->touched_end = reinterpret_cast<char *>(seg) + kRegionFirstChunk + kMinChunk;
   auto *c = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(seg) + kRegionFirstChunk);
   c->prev_size = 0;
@@ -109,8 +102,6 @@ bool LargeHeap::add_region() noexcept {
   if (regions_) regions_->prev = seg;
   regions_ = seg;
   ++nregions_;
-  counters_->segments.add(1);
-  counters_->pages_in_use.add(2);  // header page and sentinel page
   insert(c);
   return true;
 }
@@ -119,7 +110,7 @@ bool LargeHeap::add_region() noexcept {
 void LargeHeap::touch(Segment *seg, Chunk *c) noexcept {
   char *end = reinterpret_cast<char *>(c) + chunk_size(c) + kChunkHeader;
   if (end > seg->touched_end) {
-    counters_->pages_in_use.add(static_cast<std::int64_t>(
+    segs_->stats.pages_used(static_cast<std::int64_t>(
         pages_in(up(reinterpret_cast<std::uintptr_t>(end)) -
                  up(reinterpret_cast<std::uintptr_t>(seg->touched_end)))));
     seg->touched_end = end;
@@ -146,7 +137,7 @@ Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
     c->head = s;
     insert(r);
   }
-  counters_->pages_in_use.add(static_cast<std::int64_t>(disc));
+  segs_->stats.pages_used(static_cast<std::int64_t>(disc));
   c->head = chunk_size(c) | kChunkInUse;
   touch(segment_of(c), c);
   return c;
@@ -162,8 +153,7 @@ void *LargeHeap::alloc(std::size_t n) noexcept {
     c = find(s);
   }
   c = take(c, s);
-  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader));
-  counters_->large_live_objects.add(1);
+  segs_->stats.large(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader), 1);
   return chunk_payload(c);
 }
 
@@ -205,8 +195,7 @@ void *LargeHeap::alloc_aligned(std::size_t n, std::size_t align) noexcept {
     insert(c);
     c = nc;
   }
-  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader));
-  counters_->large_live_objects.add(1);
+  segs_->stats.large(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader), 1);
   release_tail(c, s);
   return chunk_payload(c);
 }
@@ -222,13 +211,13 @@ bool LargeHeap::resize(void *p, std::size_t n) noexcept {
     const std::size_t total = cs + chunk_size(nx);
     if (total < s) return false;
     remove(nx);
-    counters_->pages_in_use.add(static_cast<std::int64_t>(nx->disc_pages));
+    segs_->stats.pages_used(static_cast<std::int64_t>(nx->disc_pages));
     c->head = total | kChunkInUse;
     next_chunk(c)->prev_size = total;
     touch(segment_of(c), c);
   }
   release_tail(c, s);
-  counters_->large_live_bytes.add(static_cast<std::int64_t>(chunk_size(c)) - static_cast<std::int64_t>(cs));
+  segs_->stats.large(static_cast<std::int64_t>(chunk_size(c)) - static_cast<std::int64_t>(cs), 0);
   return true;
 }
 
@@ -237,9 +226,7 @@ std::size_t LargeHeap::discard_range(Segment *seg, char *from, char *to) noexcep
   const std::uintptr_t a = up(reinterpret_cast<std::uintptr_t>(from));
   const std::uintptr_t b = down(reinterpret_cast<std::uintptr_t>(to));
   if (b <= a) return 0;
-  hugepages_discarding(*counters_, seg);
-  os::discard(reinterpret_cast<void *>(a), b - a);
-  counters_->discard_calls.add(1);
+  segs_->discard(seg, reinterpret_cast<void *>(a), b - a);
   return pages_in(b - a);
 }
 
@@ -258,8 +245,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     corruption("free(): invalid pointer (not the start of a large object)", p);
   if (VAM_UNLIKELY(!(c->head & kChunkInUse))) corruption("free(): double free detected (large object)", p);
   if (policy >= 0) {
-    counters_->large_live_bytes.add(-static_cast<std::int64_t>(s - kChunkHeader));
-    counters_->large_live_objects.add(-1);
+    segs_->stats.large(-static_cast<std::int64_t>(s - kChunkHeader), -1);
   }
   char *orig_start = reinterpret_cast<char *>(c);
   char *orig_end = orig_start + s;
@@ -295,10 +281,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     const std::size_t touched =
         pages_in(up(reinterpret_cast<std::uintptr_t>(seg->touched_end)) -
                  reinterpret_cast<std::uintptr_t>(seg)) + 1;
-    counters_->pages_in_use.add(-static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
-    counters_->segments.add(-1);
-    hugepages_unmapping(*counters_, seg);
-    g_segment_source.put_segment(seg, kSegmentBytes);
+    segs_->unmap(seg, static_cast<std::int64_t>(touched > disc ? touched - disc : 0));
     return 0;
   }
 
@@ -309,8 +292,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
     // Paper §3.6: discard the pages wholly inside the freed object.
     const std::size_t n = discard_range(seg, from, orig_end);
     if (n) {
-      counters_->pages_in_use.add(-static_cast<std::int64_t>(n));
-      counters_->pages_discarded.add(static_cast<std::int64_t>(n));
+      segs_->stats.pages_discarded(static_cast<std::int64_t>(n));
       c->disc_pages += n;
     }
   } else if (policy == int(DiscardPolicy::delayed)) {
@@ -344,8 +326,7 @@ void LargeHeap::sweep(bool aging) noexcept {
         char *from = reinterpret_cast<char *>(c) + kMinChunk;
         const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
         const std::size_t fresh = n > c->disc_pages ? n - c->disc_pages : 0;
-        counters_->pages_in_use.add(-static_cast<std::int64_t>(fresh));
-        counters_->pages_discarded.add(static_cast<std::int64_t>(fresh));
+        segs_->stats.pages_discarded(static_cast<std::int64_t>(fresh));
         if (n > c->disc_pages) c->disc_pages = n;
       }
     }

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "vam/counters.hpp"
+#include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
 
 namespace alloclab::vam {
@@ -52,9 +52,9 @@ struct Heap;
 
 class LargeHeap {
  public:
-  void init(Heap *owner, HeapCounters *counters) noexcept {
+  void init(Heap *owner, HeapSegments *segments) noexcept {
     owner_ = owner;
-    counters_ = counters;
+    segs_ = segments;
   }
   // Payload of at least n bytes, 16-byte aligned, or nullptr (out of memory).
   void *alloc(std::size_t n) noexcept;
@@ -97,7 +97,7 @@ class LargeHeap {
   static std::int64_t dirty_of(const Chunk *c) noexcept;
 
   Heap *owner_ = nullptr;
-  HeapCounters *counters_ = nullptr;
+  HeapSegments *segs_ = nullptr;  // the owner's: regions come and go, pages are discarded, through it
   std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;

@@ -596,16 +596,16 @@ void collect_stats(vam_stats_t *out) noexcept {
   g.lock.lock();
   g.walk_lock.lock();
   for (Heap *h = g.all; h; h = h->all_next) {
-    const HeapCounters &c = h->counters;
-    for (unsigned k = 0; k < kNumClasses; ++k) class_blocks[k] += c.class_blocks[k].get();
+    const HeapStats &c = h->segments.stats;
+    for (unsigned k = 0; k < kNumClasses; ++k) class_blocks[k] += c.class_blocks(k);
     count_block_objects(h, class_live);
-    large_bytes += c.large_live_bytes.get();
-    large_objs += c.large_live_objects.get();
-    pages += c.pages_in_use.get();
-    discarded += c.pages_discarded.get();
-    calls += c.discard_calls.get();
-    segs += c.segments.get();
-    hsegs += c.hugepage_segments.get();
+    large_bytes += c.large_live_bytes();
+    large_objs += c.large_live_objects();
+    pages += c.pages_in_use();
+    discarded += c.pages_discarded();
+    calls += c.discard_calls();
+    segs += c.segments();
+    hsegs += c.hugepage_segments();
   }
   out->heaps = g.heaps;
   out->abandoned_heaps = g.abandoned_count;

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "layers/mmap_heap.hpp"
+#include "vam/heap_segments.hpp"
+#include "vam/options.hpp"
 #include "vam/segment_source.hpp"
 
 namespace alloclab::vam {
@@ -91,6 +93,51 @@ TEST(SegmentSource, AnOverAlignedSegmentIsRecordedAtItsHeader) {
   EXPECT_TRUE(segment_known(s));
   src.put_segment(s, 3 * kSegmentBytes);
   EXPECT_FALSE(segment_known(s));
+}
+
+TEST(HeapSegments, CountsEverySegmentAndDiscardThroughIt) {
+  options().hugepages = int(HugePages::off);
+  HeapSegments hs;
+  auto *owner = reinterpret_cast<Heap *>(0x1000);  // only stored
+  Segment *s = hs.map(owner, SegKind::medium, 14, 1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(segment_known(s));
+  EXPECT_EQ(s->magic, kSegmentMagic);
+  EXPECT_EQ(s->kind, SegKind::medium);
+  EXPECT_EQ(s->block_shift, 14u);
+  EXPECT_EQ(s->owner, owner);
+  EXPECT_EQ(s->map_bytes, kSegmentBytes);
+  EXPECT_EQ(hs.stats.segments(), 1);
+  EXPECT_EQ(hs.stats.pages_in_use(), 1);
+  char *page = reinterpret_cast<char *>(s) + 64 * kPage;
+  page[0] = 9;
+  hs.stats.pages_used(1);
+  hs.discard(s, page, kPage);
+  hs.stats.pages_discarded(1);
+  EXPECT_EQ(page[0], 0);  // the contents went back
+  EXPECT_EQ(hs.stats.discard_calls(), 1);
+  EXPECT_EQ(hs.stats.pages_discarded(), 1);
+  EXPECT_EQ(hs.stats.pages_in_use(), 1);
+  hs.unmap(s, 1);
+  EXPECT_FALSE(segment_known(s));
+  EXPECT_EQ(hs.stats.segments(), 0);
+  EXPECT_EQ(hs.stats.pages_in_use(), 0);
+}
+
+TEST(HeapSegments, HugePageAdviceIsCountedWhileTheSegmentKeepsIt) {
+  options().hugepages = int(HugePages::always);
+  HeapSegments hs;
+  Segment *s = hs.map(nullptr, SegKind::small, 12, 1);
+  ASSERT_NE(s, nullptr);
+  // Advised where the kernel has transparent huge pages; either way the
+  // count follows the segment's flag.
+  EXPECT_EQ(hs.stats.hugepage_segments(), static_cast<std::int64_t>(s->hugepages));
+  hs.discard(s, reinterpret_cast<char *>(s) + 8 * kPage, kPage);
+  EXPECT_EQ(s->hugepages, 0u);  // a segment giving pages back stops asking
+  EXPECT_EQ(hs.stats.hugepage_segments(), 0);
+  hs.unmap(s, 1);
+  EXPECT_EQ(hs.stats.segments(), 0);
+  options().hugepages = int(HugePages::automatic);
 }
 
 }  // namespace
