@@ -19,12 +19,6 @@ constexpr std::size_t kRegionChunkBytes = kSegmentBytes - kRegionFirstChunk - kC
 
 }  // namespace
 
-unsigned LargeHeap::bin_of(std::size_t s) noexcept {
-  if (s < kExactLargeBins * 16) return static_cast<unsigned>(s >> 4);
-  const unsigned lg = 63u - static_cast<unsigned>(__builtin_clzll(s));
-  return kExactLargeBins + (lg - 15) * 8 + static_cast<unsigned>((s >> (lg - 3)) & 7);
-}
-
 // The pages a sweep would discard in free chunk c: those wholly inside it past
 // its list fields, up to the part of the region ever touched, less those
 // already discarded. The region's touched end only moves over chunks in use,
@@ -42,47 +36,21 @@ std::int64_t LargeHeap::dirty_of(const Chunk *c) noexcept {
   return n > c->disc_pages ? static_cast<std::int64_t>(n - c->disc_pages) : 0;
 }
 
+// The lists plus the exact count of dirty pages on them.
 void LargeHeap::insert(Chunk *c) noexcept {
   dirty_ += dirty_of(c);
-  const unsigned b = bin_of(chunk_size(c));
-  c->prev = nullptr;
-  c->next = bins_[b];
-  if (c->next) c->next->prev = c;
-  bins_[b] = c;
-  bitmap_[b >> 6] |= std::uint64_t{1} << (b & 63);
+  bins_.insert(c, chunk_size(c));
 }
 
 void LargeHeap::remove(Chunk *c) noexcept {
   dirty_ -= dirty_of(c);
-  const unsigned b = bin_of(chunk_size(c));
-  if (c->prev) c->prev->next = c->next;
-  else bins_[b] = c->next;
-  if (c->next) c->next->prev = c->prev;
-  if (bins_[b] == nullptr) bitmap_[b >> 6] &= ~(std::uint64_t{1} << (b & 63));
+  bins_.remove(c);
 }
 
 // Best fit: an exact list holds only chunks of one size, so its head is the
 // best fit; a coarse list is searched for its smallest fitting chunk; after
 // that, any chunk of the next non-empty list fits.
-Chunk *LargeHeap::find(std::size_t s) noexcept {
-  unsigned b = bin_of(s);
-  if (b >= kExactLargeBins) {
-    Chunk *best = nullptr;
-    for (Chunk *c = bins_[b]; c; c = c->next)
-      if (chunk_size(c) >= s && (!best || chunk_size(c) < chunk_size(best))) best = c;
-    if (best) return best;
-  } else if (bins_[b]) {
-    return bins_[b];
-  }
-  unsigned i = b + 1;
-  while (i < kLargeBins) {
-    const unsigned w = i >> 6;
-    const std::uint64_t bits = bitmap_[w] & (~std::uint64_t{0} << (i & 63));
-    if (bits) return bins_[(w << 6) + static_cast<unsigned>(__builtin_ctzll(bits))];
-    i = (w + 1) << 6;
-  }
-  return nullptr;
-}
+Chunk *LargeHeap::find(std::size_t s) noexcept { return bins_.find(s); }
 
 bool LargeHeap::add_region() noexcept {
   reclaim_abandoned();
@@ -310,27 +278,20 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
 }
 
 void LargeHeap::sweep(bool aging) noexcept {
-  for (unsigned w = 0; w < kLargeBitmapWords; ++w) {
-    std::uint64_t bits = bitmap_[w];
-    while (bits) {
-      const unsigned b = (w << 6) + static_cast<unsigned>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      for (Chunk *c = bins_[b]; c; c = c->next) {
-        if (!(c->head & kChunkDirty)) continue;
-        if (aging && (c->head & kChunkYoung)) {
-          c->head &= ~kChunkYoung;  // still dirty: goes at the next aging sweep unless reused
-          continue;
-        }
-        dirty_ -= dirty_of(c);
-        c->head &= ~(kChunkDirty | kChunkYoung);
-        char *from = reinterpret_cast<char *>(c) + kMinChunk;
-        const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
-        const std::size_t fresh = n > c->disc_pages ? n - c->disc_pages : 0;
-        segs_->stats.pages_discarded(static_cast<std::int64_t>(fresh));
-        if (n > c->disc_pages) c->disc_pages = n;
-      }
+  bins_.for_each([&](Chunk *c) {
+    if (!(c->head & kChunkDirty)) return;
+    if (aging && (c->head & kChunkYoung)) {
+      c->head &= ~kChunkYoung;  // still dirty: goes at the next aging sweep unless reused
+      return;
     }
-  }
+    dirty_ -= dirty_of(c);
+    c->head &= ~(kChunkDirty | kChunkYoung);
+    char *from = reinterpret_cast<char *>(c) + kMinChunk;
+    const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
+    const std::size_t fresh = n > c->disc_pages ? n - c->disc_pages : 0;
+    segs_->stats.pages_discarded(static_cast<std::int64_t>(fresh));
+    if (n > c->disc_pages) c->disc_pages = n;
+  });
   if (!aging) dirty_ = 0;  // no free chunk is marked dirty any more
 }
 

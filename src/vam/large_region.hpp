@@ -6,9 +6,11 @@
 // keeps external fragmentation low even with thousands of size classes.
 // Free chunks sit in fine-grained segregated lists: exact lists 16 bytes
 // apart below 32 KiB (so a hit needs no search inside the list), then eight
-// lists per power of two. The paper scans its free-list table linearly and
-// names a hierarchical index as the fix for long scans; we keep a bitmap of
-// non-empty lists, so finding the first fitting list is a few word scans.
+// lists per power of two, best fit inside those. The paper scans its
+// free-list table linearly and names a hierarchical index as the fix for
+// long scans; the lists are a FitBins (layers/fit_bins.hpp, the index a
+// reap's heap uses too) whose bitmap of non-empty lists makes finding the
+// first fitting list a few word scans.
 //
 // A region belongs to one heap; only its owner touches it (remote frees go
 // through the heap's remote list first).
@@ -17,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "layers/fit_bins.hpp"
 #include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
 
@@ -38,15 +41,38 @@ inline constexpr std::size_t kChunkDirty = 2;         // freed, pages not yet di
 inline constexpr std::size_t kChunkYoung = 4;         // dirty pages freed since the last aging sweep
 inline constexpr std::size_t kChunkFlags = 15;
 inline constexpr std::size_t kRegionFirstChunk = 256; // after the Segment header
-inline constexpr unsigned kExactLargeBins = 2048;     // chunk sizes < 32 KiB
-inline constexpr unsigned kLargeBins = kExactLargeBins + 8 * 8;
-inline constexpr unsigned kLargeBitmapWords = kLargeBins / 64;
+inline constexpr int kExactLargeBins = 2048;          // chunk sizes < 32 KiB
+inline constexpr int kLargeBins = kExactLargeBins + 8 * 8;  // 8 per power of two, up to 8 MiB
 
 inline std::size_t chunk_size(const Chunk *c) noexcept { return c->head & ~kChunkFlags; }
 inline Chunk *chunk_of_payload(const void *p) noexcept {
   return reinterpret_cast<Chunk *>(reinterpret_cast<std::uintptr_t>(p) - kChunkHeader);
 }
 inline void *chunk_payload(Chunk *c) noexcept { return reinterpret_cast<char *>(c) + kChunkHeader; }
+
+// How FitBins reaches a free chunk's size and links: plain fields.
+struct ChunkLinks {
+  using Node = Chunk;
+  static std::size_t size(Chunk *c) noexcept { return chunk_size(c); }
+  static Chunk *next(Chunk *c) noexcept { return c->next; }
+  static void set_links(Chunk *c, Chunk *n, Chunk *p) noexcept {
+    c->next = n;
+    c->prev = p;
+  }
+  static void get_links(Chunk *c, Chunk **n, Chunk **p) noexcept {
+    *n = c->next;
+    *p = c->prev;
+  }
+  static void set_next(Chunk *c, Chunk *n) noexcept { c->next = n; }
+  static void set_prev(Chunk *c, Chunk *p) noexcept { c->prev = p; }
+};
+
+// The free lists. Chunk sizes are multiples of 16 from kMinChunk up to a
+// whole region's chunk, which stays below the last list's power of two, so
+// no size needs clamping into the last list.
+using LargeBins = FitBins<ChunkLinks, BinGeometry</*grain*/ 16, /*smallest*/ 0, kExactLargeBins,
+                                                  /*per power of two*/ 8, kLargeBins, Fit::best,
+                                                  /*budget*/ 0, kSegmentBytes>>;
 
 struct Heap;
 
@@ -84,7 +110,6 @@ class LargeHeap {
   }
 
  private:
-  static unsigned bin_of(std::size_t s) noexcept;
   void insert(Chunk *c) noexcept;
   void remove(Chunk *c) noexcept;
   Chunk *find(std::size_t s) noexcept;
@@ -101,8 +126,7 @@ class LargeHeap {
   std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;
-  std::uint64_t bitmap_[kLargeBitmapWords] = {};
-  Chunk *bins_[kLargeBins] = {};
+  LargeBins bins_;
 };
 
 }  // namespace alloclab::vam

@@ -11,6 +11,7 @@
 #include "layers/boundary_tag.hpp"
 #include "layers/chunk_cache.hpp"
 #include "layers/chunk_list_heap.hpp"
+#include "layers/fit_bins.hpp"
 #include "layers/mmap_heap.hpp"
 #include "layers/os.hpp"
 #include "layers/segregated_bins.hpp"
@@ -198,4 +199,166 @@ TEST(PtrSet, InsertEraseContainsAndIterateAcrossGrowth) {
     for (int i = 0; i < 1000; ++i) ASSERT_TRUE(s.erase(&mem[80000 + i]));
   }
   EXPECT_EQ(s.size(), 10000u);
+}
+
+// ---- FitBins (fit_bins.hpp): the segregated-fit index on its own, over plain
+// nodes, in the two geometries the allocators use: vam's large-object lists
+// (best fit) and a reap's bins (first fit among eight).
+
+namespace {
+
+struct TestNode {
+  std::size_t size;
+  TestNode *next;
+  TestNode *prev;
+};
+
+struct TestLinks {
+  using Node = TestNode;
+  static std::size_t size(TestNode *n) { return n->size; }
+  static TestNode *next(TestNode *n) { return n->next; }
+  static void set_links(TestNode *n, TestNode *nx, TestNode *pv) { n->next = nx; n->prev = pv; }
+  static void get_links(TestNode *n, TestNode **nx, TestNode **pv) { *nx = n->next; *pv = n->prev; }
+  static void set_next(TestNode *n, TestNode *nx) { n->next = nx; }
+  static void set_prev(TestNode *n, TestNode *pv) { n->prev = pv; }
+};
+
+// vam's large-object geometry: 2048 exact lists below 32 KiB, then eight per
+// power of two, best fit, sizes below 8 MiB (no clamp).
+using BestBins = FitBins<TestLinks, BinGeometry<16, 0, 2048, 8, 2112, Fit::best, 0, std::size_t{1} << 22>>;
+// A reap's geometry: 63 exact bins from 32 bytes, then four per power of two,
+// first fit among eight, larger sizes clamped into the last bin.
+using FirstBins = FitBins<TestLinks, BinGeometry<16, 32, 63, 4, 192, Fit::bounded_first, 8>>;
+
+template <class Bins>
+struct Pool {
+  std::vector<TestNode> nodes = std::vector<TestNode>(64);
+  int used = 0;
+  TestNode *add(Bins &bins, std::size_t s) {
+    TestNode *n = &nodes.at(used++);
+    n->size = s;
+    bins.insert(n, s);
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST(FitBins, BinsFollowTheGeometryExactThenRangedAndClampOnlyWhenSizesCanPassTheLastBin) {
+  for (std::size_t s = 0; s < 32768; s += 16) ASSERT_EQ(BestBins::bin_of(s), int(s / 16)) << s;
+  EXPECT_EQ(BestBins::bin_of(32768), 2048);
+  EXPECT_EQ(BestBins::bin_of(32768 + 4095), 2048);  // eight bins per power of two: 4 KiB wide here
+  EXPECT_EQ(BestBins::bin_of(32768 + 4096), 2049);
+  EXPECT_EQ(BestBins::bin_of(65536), 2056);
+  EXPECT_EQ(BestBins::bin_of((std::size_t{1} << 22) - 16), 2103);
+  EXPECT_EQ(BestBins::bin_of((std::size_t{1} << 23) - 16), 2111);  // the last bin, reached unclamped
+  for (std::size_t s = 32; s <= 1024; s += 16) ASSERT_EQ(FirstBins::bin_of(s), int(s / 16) - 2) << s;
+  EXPECT_EQ(FirstBins::bin_of(1040), 63);
+  EXPECT_EQ(FirstBins::bin_of(1280), 64);  // four per power of two: 256 bytes wide here
+  EXPECT_EQ(FirstBins::bin_of(2048), 67);
+  EXPECT_EQ(FirstBins::bin_of(std::size_t{1} << 50), FirstBins::kBins - 1);
+  // The reaps' bins are exactly this geometry.
+  for (std::size_t s = 32; s < (std::size_t{1} << 40); s = s * 9 / 8 + 16) {
+    const std::size_t r = s & ~std::size_t{15};
+    ASSERT_EQ(SegregatedBins::bin_of(r), FirstBins::bin_of(r)) << r;
+  }
+}
+
+TEST(FitBins, AnExactBinHandsOutItsNewestBlockAndAMissSkipsToTheNextNonEmptyBin) {
+  for (int round = 0; round < 2; ++round) {
+    BestBins best;
+    FirstBins first;
+    Pool<BestBins> pb;
+    Pool<FirstBins> pf;
+    pb.add(best, 48);
+    TestNode *b48 = pb.add(best, 48);
+    pb.add(best, 64);
+    // Far above, in another bitmap word (bin 2056 for vam, 70 for a reap).
+    TestNode *bfar = pb.add(best, 65536);
+    pf.add(first, 48);
+    TestNode *f48 = pf.add(first, 48);
+    TestNode *ffar = pf.add(first, 3000);
+    EXPECT_EQ(best.find(48), b48);  // LIFO
+    EXPECT_EQ(first.find(48), f48);
+    EXPECT_EQ(best.find(80), bfar);  // bins 5 .. 2055 are empty
+    EXPECT_EQ(first.find(80), ffar);
+    EXPECT_EQ(best.find(65552), nullptr);
+    EXPECT_EQ(first.find(3008), nullptr);
+    // find leaves the block in place; take_fit takes it out.
+    EXPECT_EQ(first.take_fit(80), ffar);
+    EXPECT_EQ(first.take_fit(80), nullptr);
+    EXPECT_FALSE(first.empty());
+  }
+}
+
+TEST(FitBins, ARangedBinIsSearchedBestFitOrFirstFitAsTheGeometrySays) {
+  BestBins best;
+  Pool<BestBins> pb;
+  // One ranged bin, [32 KiB, 36 KiB): the head is the worst fit.
+  TestNode *good = pb.add(best, 34000);
+  pb.add(best, 33008);  // too small for 33500
+  TestNode *worse = pb.add(best, 36000);
+  EXPECT_EQ(best.find(33500), good);
+  EXPECT_EQ(best.find(33008), pb.nodes.data() + 1);
+  EXPECT_EQ(best.find(36000), worse);
+  EXPECT_EQ(best.find(36016), nullptr);  // nothing in the bin fits, nothing above
+
+  FirstBins first;
+  Pool<FirstBins> pf;
+  // One ranged bin, [1280, 1536): first fit takes the head, not the tightest.
+  TestNode *tight = pf.add(first, 1392);
+  TestNode *head = pf.add(first, 1504);
+  EXPECT_EQ(first.find(1300), head);
+  first.remove(head);
+  EXPECT_EQ(first.find(1300), tight);
+  // Eight too-small blocks in front of the fitting one use up the budget: the
+  // search moves to the next non-empty bin even though this one holds a fit.
+  for (int i = 0; i < 8; ++i) pf.add(first, 1296);
+  EXPECT_EQ(first.find(1300), nullptr);
+  TestNode *above = pf.add(first, 1600);
+  EXPECT_EQ(first.find(1300), above);
+  first.remove(pf.nodes.data() + 9);  // one of the small ones: the fit is within reach again
+  EXPECT_EQ(first.find(1300), tight);
+}
+
+TEST(FitBins, RemovingFromTheHeadMiddleAndTailKeepsListsAndBitmapRight) {
+  BestBins best;
+  Pool<BestBins> pb;
+  TestNode *n[4];
+  for (auto &x : n) x = pb.add(best, 4096);  // list: n3 n2 n1 n0
+  TestNode *other = pb.add(best, 100000);
+  best.remove(n[2]);  // middle
+  EXPECT_EQ(n[3]->next, n[1]);
+  EXPECT_EQ(n[1]->prev, n[3]);
+  best.remove(n[3]);  // head
+  EXPECT_EQ(best.find(4096), n[1]);
+  EXPECT_EQ(n[1]->prev, nullptr);
+  best.remove(n[0]);  // tail
+  EXPECT_EQ(n[1]->next, nullptr);
+  best.remove(n[1]);  // last one: its bin's bit goes, the search skips it
+  EXPECT_EQ(best.find(4096), other);
+  std::vector<TestNode *> seen;
+  best.for_each([&](TestNode *x) { seen.push_back(x); });
+  EXPECT_EQ(seen, std::vector<TestNode *>{other});
+  best.remove(other);
+  EXPECT_TRUE(best.empty());
+  EXPECT_EQ(best.find(48), nullptr);
+}
+
+TEST(FitBins, ForEachVisitsEveryBlockInSizeOrderAndMayUnlinkTheOneItIsGiven) {
+  FirstBins first;
+  Pool<FirstBins> pf;
+  const std::size_t sizes[] = {5000, 48, 1040, 48, 1 << 20, 64, 1040};
+  for (std::size_t s : sizes) pf.add(first, s);
+  std::vector<std::size_t> got;
+  first.for_each([&](TestNode *x) {
+    got.push_back(x->size);
+    first.remove(x);
+  });
+  EXPECT_EQ(got, (std::vector<std::size_t>{48, 48, 64, 1040, 1040, 5000, 1 << 20}));
+  EXPECT_TRUE(first.empty());
+  pf.add(first, 64);
+  first.clear();
+  EXPECT_TRUE(first.empty());
+  EXPECT_EQ(first.find(32), nullptr);
 }

@@ -10,6 +10,7 @@
 
 #include "layers/mmap_heap.hpp"
 #include "vam/heap_segments.hpp"
+#include "vam/large_region.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_source.hpp"
 
@@ -138,6 +139,34 @@ TEST(HeapSegments, HugePageAdviceIsCountedWhileTheSegmentKeepsIt) {
   hs.unmap(s, 1);
   EXPECT_EQ(hs.stats.segments(), 0);
   options().hugepages = int(HugePages::automatic);
+}
+
+// The large heap's free lists: FitBins over chunk headers, vam's geometry
+// (exact lists 16 bytes apart below 32 KiB, eight per power of two above,
+// best fit inside those).
+TEST(LargeBins, ExactListsBelowThirtyTwoKiBThenBestFitInEighthsOfAPowerOfTwo) {
+  EXPECT_EQ(LargeBins::bin_of(kMinChunk), int(kMinChunk / 16));
+  EXPECT_EQ(LargeBins::bin_of(32768 - 16), kExactLargeBins - 1);
+  EXPECT_EQ(LargeBins::bin_of(32768), kExactLargeBins);
+  EXPECT_EQ(LargeBins::bin_of(65536 + 8192), kExactLargeBins + 8 + 1);
+  EXPECT_LT(LargeBins::bin_of(kSegmentBytes), kLargeBins);
+
+  alignas(16) static Chunk chunks[6];
+  const std::size_t sizes[] = {4096, 4096, 70000, 66000, 80000, 200000};
+  LargeBins bins;
+  for (int i = 0; i < 6; ++i) {
+    chunks[i].head = sizes[i] | kChunkDirty;  // flags do not move a chunk between lists
+    bins.insert(&chunks[i], sizes[i]);
+  }
+  EXPECT_EQ(bins.find(4096), &chunks[1]);     // exact list: its newest chunk
+  EXPECT_EQ(bins.find(4112), &chunks[3]);     // the next non-empty list, [64 KiB, 72 KiB): its head
+  EXPECT_EQ(bins.find(67000), &chunks[2]);    // best fit there, not the head (66000 is too small)
+  EXPECT_EQ(bins.find(71000), &chunks[4]);    // none fits there: the head of [72 KiB, 80 KiB)
+  EXPECT_EQ(bins.find(80016), &chunks[5]);
+  EXPECT_EQ(bins.find(200016), nullptr);
+  std::size_t total = 0;
+  bins.for_each([&](Chunk *c) { total += chunk_size(c); });
+  EXPECT_EQ(total, 4096u * 2 + 70000 + 66000 + 80000 + 200000);
 }
 
 }  // namespace
