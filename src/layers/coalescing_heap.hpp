@@ -1,6 +1,7 @@
 // coalescing_heap.hpp — CoalescingHeap<Parent>: the heap half of a reap.
-// Freed blocks are merged at once with free neighbours (boundary tags) and
-// kept in SegregatedBins; a freed block that touches the bump pointer gives
+// Freed blocks are merged at once with free neighbours (boundary tags, the
+// merge step of coalesce.hpp that vam's large heap shares) and kept in
+// SegregatedBins; a freed block that touches the bump pointer gives
 // its space back to the region instead, so stack-like and sliding-window
 // patterns keep bumping.
 //
@@ -13,6 +14,7 @@
 #include <cstddef>
 
 #include "layers/boundary_tag.hpp"
+#include "layers/coalesce.hpp"
 #include "layers/segregated_bins.hpp"
 #include "layers/tool_hooks.hpp"
 
@@ -54,22 +56,8 @@ class CoalescingHeap : public Parent {
       this->lower_top(b);
       return;
     }
-    const std::size_t nw = tag::word(n);
-    if (!(nw & tag::INUSE)) {
-      bins_.remove(n);
-      s += tag::size(n);
-      if (tools::active()) tools::hide(n, tag::kHeader);
-    } else {
-      tag::word(n) = nw & ~tag::PREV_INUSE;
-    }
-    if (!tag::prev_in_use(b)) {
-      const std::size_t ps = tag::prev_size(b);
-      Block *p = b - ps;
-      bins_.remove(p);
-      if (tools::active()) tools::hide(b, tag::kHeader);
-      b = p;
-      s += ps;
-    }
+    Tags t{bins_};
+    b = coalesce(t, b, s);
     tag::word(b) = s | tag::PREV_INUSE;
     tag::set_footer(b, s);
     bins_.insert(b, s);
@@ -134,6 +122,27 @@ class CoalescingHeap : public Parent {
   void forget_free_blocks() noexcept { bins_.clear(); }
 
  private:
+  // The boundary tags of boundary_tag.hpp as coalesce() reads them. A free
+  // block's predecessor is known free from its own PREV_INUSE bit, and its
+  // size from the footer; a header swallowed by a merge goes back to hidden.
+  struct Tags {
+    using Block = tag::Block;
+    SegregatedBins &bins;
+    static Block *after(Block *b, std::size_t s) noexcept { return b + s; }
+    static bool is_free(Block *n) noexcept { return !tag::in_use(n); }
+    static std::size_t size(Block *n) noexcept { return tag::size(n); }
+    static void keep(Block *n) noexcept { tag::word(n) &= ~tag::PREV_INUSE; }
+    static Block *free_before(Block *b, std::size_t *ps) noexcept {
+      if (tag::prev_in_use(b)) return nullptr;
+      *ps = tag::prev_size(b);
+      return b - *ps;
+    }
+    void take(Block *x) noexcept { bins.remove(x); }
+    static void bury(Block *h) noexcept {
+      if (tools::active()) tools::hide(h, tag::kHeader);
+    }
+  };
+
   void split_off_free(Block *r, std::size_t rs) noexcept {
     if (tools::active()) tools::reveal(r, tag::kHeader);
     tag::word(r) = rs | tag::PREV_INUSE;

@@ -1,6 +1,8 @@
-// large_region.cpp — best fit over fine-grained lists, immediate coalescing.
+// large_region.cpp — best fit over fine-grained lists (LargeBins), immediate
+// coalescing (layers/coalesce.hpp).
 #include "vam/large_region.hpp"
 
+#include "layers/coalesce.hpp"
 #include "vam/check.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
@@ -198,6 +200,36 @@ std::size_t LargeHeap::discard_range(Segment *seg, char *from, char *to) noexcep
   return pages_in(b - a);
 }
 
+// The chunk tags as coalesce() reads them. Every chunk records its
+// predecessor's size (0 for a region's first), so a free predecessor is
+// found from its own header. A chunk leaving its list hands its discarded-page
+// count and its dirty/young marks to the merged chunk.
+struct LargeHeap::Tags {
+  using Block = Chunk;
+  LargeHeap *heap;
+  std::size_t disc = 0;   // pages already discarded inside the merged neighbours
+  std::size_t flags = 0;  // their kChunkDirty | kChunkYoung
+  static Chunk *after(Chunk *c, std::size_t s) noexcept {
+    return reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) + s);
+  }
+  static bool is_free(Chunk *n) noexcept { return !(n->head & kChunkInUse); }
+  static std::size_t size(Chunk *n) noexcept { return chunk_size(n); }
+  static void keep(Chunk *) noexcept {}  // its prev_size is written once the merge is done
+  static Chunk *free_before(Chunk *c, std::size_t *ps) noexcept {
+    if (c->prev_size == 0) return nullptr;
+    auto *pv = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) - c->prev_size);
+    if (pv->head & kChunkInUse) return nullptr;
+    *ps = c->prev_size;
+    return pv;
+  }
+  void take(Chunk *x) noexcept {
+    heap->remove(x);
+    disc += x->disc_pages;
+    flags |= x->head & (kChunkDirty | kChunkYoung);
+  }
+  static void bury(Chunk *) noexcept {}
+};
+
 // policy -1: internal (splitting), no discard, no live accounting.
 std::size_t LargeHeap::free(void *p, int policy) noexcept {
   Chunk *c = chunk_of_payload(p);
@@ -217,26 +249,10 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
   }
   char *orig_start = reinterpret_cast<char *>(c);
   char *orig_end = orig_start + s;
-  std::size_t flags = 0;
-  std::size_t disc = 0;
-  Chunk *nx = next_chunk(c);
-  if (!(nx->head & kChunkInUse)) {
-    remove(nx);
-    s += chunk_size(nx);
-    disc += nx->disc_pages;
-    flags |= nx->head & (kChunkDirty | kChunkYoung);
-  }
-  if (c->prev_size != 0) {
-    auto *pv = reinterpret_cast<Chunk *>(reinterpret_cast<char *>(c) - c->prev_size);
-    if (!(pv->head & kChunkInUse)) {
-      remove(pv);
-      s += chunk_size(pv);
-      disc += pv->disc_pages;
-      flags |= pv->head & (kChunkDirty | kChunkYoung);
-      c = pv;
-    }
-  }
-  c->head = s | flags;
+  Tags t{this};
+  c = coalesce(t, c, s);
+  const std::size_t disc = t.disc;
+  c->head = s | t.flags;
   c->disc_pages = disc;
   next_chunk(c)->prev_size = s;
 

@@ -121,6 +121,8 @@ class LargeHeap {
 
   static std::int64_t dirty_of(const Chunk *c) noexcept;
 
+  struct Tags;  // how coalesce() reads and accounts for chunk tags (large_region.cpp)
+
   Heap *owner_ = nullptr;
   HeapSegments *segs_ = nullptr;  // the owner's: regions come and go, pages are discarded, through it
   std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists

@@ -11,6 +11,7 @@
 #include "layers/boundary_tag.hpp"
 #include "layers/chunk_cache.hpp"
 #include "layers/chunk_list_heap.hpp"
+#include "layers/coalesce.hpp"
 #include "layers/fit_bins.hpp"
 #include "layers/mmap_heap.hpp"
 #include "layers/os.hpp"
@@ -361,4 +362,86 @@ TEST(FitBins, ForEachVisitsEveryBlockInSizeOrderAndMayUnlinkTheOneItIsGiven) {
   first.clear();
   EXPECT_TRUE(first.empty());
   EXPECT_EQ(first.find(32), nullptr);
+}
+
+// ---- coalesce (coalesce.hpp): the merge step over a minimal tag layout —
+// an array of blocks with size and in-use per header and the predecessor's
+// size — counting what the hooks are told.
+
+namespace {
+
+struct ToyBlock {
+  std::size_t size;  // in slots
+  std::size_t prev;  // predecessor's size, 0 for the first
+  bool in_use;
+};
+
+struct ToyTags {
+  using Block = ToyBlock;
+  std::vector<ToyBlock *> taken, buried, kept;
+  static ToyBlock *after(ToyBlock *b, std::size_t s) { return b + s; }
+  static bool is_free(ToyBlock *n) { return !n->in_use; }
+  static std::size_t size(ToyBlock *n) { return n->size; }
+  void keep(ToyBlock *n) { kept.push_back(n); }
+  static ToyBlock *free_before(ToyBlock *b, std::size_t *ps) {
+    if (b->prev == 0 || (b - b->prev)->in_use) return nullptr;
+    *ps = b->prev;
+    return b - b->prev;
+  }
+  void take(ToyBlock *x) { taken.push_back(x); }
+  void bury(ToyBlock *h) { buried.push_back(h); }
+};
+
+// Blocks of sizes 2, 3, 1, 2 then a sentinel (size 0, in use).
+struct ToyArea {
+  ToyBlock b[9] = {};
+  ToyBlock *at[5];
+  explicit ToyArea(std::vector<bool> used) {
+    const std::size_t sizes[] = {2, 3, 1, 2, 0};
+    std::size_t off = 0, prev = 0;
+    for (int i = 0; i < 5; ++i) {
+      at[i] = &b[off];
+      *at[i] = {sizes[i], prev, i == 4 ? true : bool(used[i])};
+      prev = sizes[i];
+      off += sizes[i];
+    }
+  }
+};
+
+}  // namespace
+
+TEST(Coalesce, MergesWithAFreeSuccessorAndAFreePredecessorAndTellsTheHooks) {
+  ToyArea a({false, true, false, true});  // free, freeing, free, in use
+  ToyTags t;
+  std::size_t s = a.at[1]->size;
+  ToyBlock *m = coalesce(t, a.at[1], s);
+  EXPECT_EQ(m, a.at[0]);
+  EXPECT_EQ(s, 6u);  // 2 + 3 + 1
+  EXPECT_EQ(t.taken, (std::vector<ToyBlock *>{a.at[2], a.at[0]}));   // successor first
+  EXPECT_EQ(t.buried, (std::vector<ToyBlock *>{a.at[2], a.at[1]}));  // headers now inside
+  EXPECT_TRUE(t.kept.empty());
+}
+
+TEST(Coalesce, InUseNeighboursStayAndTheSuccessorIsToldItsPredecessorIsFree) {
+  ToyArea a({true, true, true, true});
+  ToyTags t;
+  std::size_t s = a.at[1]->size;
+  EXPECT_EQ(coalesce(t, a.at[1], s), a.at[1]);
+  EXPECT_EQ(s, 3u);
+  EXPECT_TRUE(t.taken.empty());
+  EXPECT_TRUE(t.buried.empty());
+  EXPECT_EQ(t.kept, std::vector<ToyBlock *>{a.at[2]});
+
+  // The first block has no predecessor; the last stops at the sentinel.
+  ToyArea f({true, true, true, true});
+  ToyTags u;
+  s = f.at[0]->size;
+  EXPECT_EQ(coalesce(u, f.at[0], s), f.at[0]);
+  EXPECT_EQ(s, 2u);
+  ToyArea l({true, true, false, true});
+  ToyTags w;
+  s = l.at[3]->size;
+  EXPECT_EQ(coalesce(w, l.at[3], s), l.at[2]);
+  EXPECT_EQ(s, 3u);
+  EXPECT_EQ(w.kept, std::vector<ToyBlock *>{l.at[4]});
 }
