@@ -29,7 +29,7 @@
 //     kBudget of the list, so a long list of slightly-too-small blocks
 //     cannot make a request slow (reaps).
 //
-// Links must provide, for its Node type:
+// Links must provide a Node type (the block) and:
 //   static std::size_t size(Node *);          block size, flags masked off
 //   static Node *next(Node *);
 //   static void set_links(Node *, Node *next, Node *prev);
