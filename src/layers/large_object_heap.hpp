@@ -2,6 +2,11 @@
 // chunk get a mapping of their own, tracked on a list so that a clear or a
 // destroy can return every one, and a free returns it at once.
 //
+// Source is a MappingCache (mapping_cache.hpp): a freed object's mapping goes
+// back to it, and a later request of any size may get it again, resized in
+// place or as it is (then larger than asked: the object's usable size says
+// so). Requests aligned to more than a page get a fresh mapping.
+//
 // Mapping layout: [LargeHeader][pad][header word][payload ...]. The header
 // word carries tag::LARGE and the payload's offset from the mapping start,
 // so a pointer leads back to its mapping in O(1).
@@ -22,7 +27,7 @@ class LargeObjectHeap : public Source {
     LargeHeader *next;
     LargeHeader *prev;
     std::size_t bytes;     // whole mapping
-    std::size_t reserved;
+    std::size_t unused;    // kOffset counts four words of header
   };
   static constexpr std::size_t kOffset = 48;  // payload offset at default alignment
 
@@ -34,18 +39,17 @@ class LargeObjectHeap : public Source {
     const std::size_t off = os::align_up(kOffset, align);  // room for the headers
     const std::size_t bytes = os::align_up(n + off, ps);
     if (bytes == 0) return nullptr;
-    const bool aligned_map = align > ps;
-    char *m = static_cast<char *>(aligned_map ? os::map_aligned(bytes, align)
-                                              : Source::get_chunk(bytes));
+    std::size_t got = bytes;
+    char *m = static_cast<char *>(align > ps ? Source::get_fresh_at(bytes, align, 0)
+                                             : Source::get_chunk(bytes, &got));
     if (!m) return nullptr;
     auto *h = reinterpret_cast<LargeHeader *>(m);
-    h->bytes = bytes;
-    h->reserved = aligned_map;
+    h->bytes = got;
     h->prev = nullptr;
     h->next = head_;
     if (head_) head_->prev = h;
     head_ = h;
-    held_bytes_ += bytes;
+    held_bytes_ += got;
     ++count_;
     char *p = m + off;
     tag::word(p - tag::kHeader) = off | tag::LARGE | tag::INUSE;
@@ -100,8 +104,7 @@ class LargeObjectHeap : public Source {
     held_bytes_ -= h->bytes;
     --count_;
     if (tools::active()) tools::reveal(h, h->bytes);  // no stale poison for the next owner
-    if (h->reserved) os::unmap(h, h->bytes);
-    else Source::put_chunk(h, h->bytes);
+    Source::put_chunk(h, h->bytes);
   }
 
   LargeHeader *head_ = nullptr;

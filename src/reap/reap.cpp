@@ -26,6 +26,7 @@ using alloclab::tag::Block;
 namespace tag = alloclab::tag;
 namespace tools = alloclab::tools;
 using alloclab::reap_impl::ChunkSource;
+using alloclab::reap_impl::LargeSource;
 using alloclab::reap_impl::kHomeChunk;
 using alloclab::reap_impl::kLargeBlock;
 
@@ -55,12 +56,15 @@ void unregister_reap(reap *r) {
 void fork_prepare() {
   g_registry_lock.lock();
   ChunkSource::prepare_fork();
+  LargeSource::prepare_fork();
 }
 void fork_parent() {
+  LargeSource::parent_after_fork();
   ChunkSource::parent_after_fork();
   g_registry_lock.unlock();
 }
 void fork_child() {
+  LargeSource::child_after_fork();
   ChunkSource::child_after_fork();
   g_registry_lock.reset();
 }

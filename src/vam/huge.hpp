@@ -1,6 +1,6 @@
 // huge.hpp — objects above VAM_LARGE_MAX, each mapped on its own (paper §3.1
-// "extremely large"); freed mappings are cached for reuse (huge.cpp) or
-// unmapped. The mapping is segment-aligned and
+// "extremely large"); freed mappings are cached for reuse (a MappingCache
+// over SegmentSource, huge.cpp) or unmapped. The mapping is segment-aligned and
 // its Segment header comes first, so free() finds it with the same mask as
 // every other object; the object starts within the first segment, which is
 // why alignments are limited to half a segment (2 MiB).
@@ -18,16 +18,26 @@ inline constexpr std::size_t kHugeOffset = 128;  // object start with no alignme
 static_assert(sizeof(Segment) <= kHugeOffset, "the huge object must not overlap its header");
 inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 46;  // beyond: ENOMEM
 
+// Pages of the freed mappings the cache holds (huge_cached_pages()). The
+// cache counts its bytes itself; this reads them rather than keeping a second
+// count that every take, put and expiry would have to mirror.
+struct HugeCachedPages {
+  std::int64_t load(std::memory_order = std::memory_order_seq_cst) const noexcept;
+};
+
 struct HugeCounters {
   std::atomic<std::int64_t> live_bytes{0};
   std::atomic<std::int64_t> live_objects{0};
   std::atomic<std::int64_t> pages{0};         // pages of live huge objects
-  std::atomic<std::int64_t> cached_pages{0};  // pages of freed mappings kept for reuse
+  HugeCachedPages cached_pages;               // pages of freed mappings kept for reuse
   std::atomic<std::int64_t> resizes{0};       // reallocs done by remapping (cumulative)
-  std::atomic<std::int64_t> cache_hits{0};    // allocations served from the cache (cumulative)
-  std::atomic<std::int64_t> cache_resizes{0}; // ... of them by resizing a cached mapping in place
 };
 HugeCounters &huge_counters() noexcept;
+std::int64_t huge_cached_pages() noexcept;
+// Allocations served from the cache, and of them those that resized a cached
+// mapping in place (cumulative).
+std::uint64_t huge_cache_hits() noexcept;
+std::uint64_t huge_cache_resizes() noexcept;
 
 // nullptr: out of memory. The segment's `zeroed` says whether the memory
 // comes straight from the OS (calloc need not clear it).

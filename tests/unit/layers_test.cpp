@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <set>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "layers/chunk_list_heap.hpp"
 #include "layers/coalesce.hpp"
 #include "layers/fit_bins.hpp"
+#include "layers/mapping_cache.hpp"
 #include "layers/mmap_heap.hpp"
 #include "layers/os.hpp"
 #include "layers/segregated_bins.hpp"
@@ -143,6 +145,230 @@ TEST(ChunkCache, ReleasedChunksAreReusedUpToTheLimit) {
   c.put_chunk(x, 65536);
   c.trim();
   EXPECT_EQ(Cache::cached_bytes(), 0u);
+}
+
+// ---- MappingCache -------------------------------------------------------------
+
+// A policy whose limit, largest kept mapping, delay and clock a test sets.
+// Each test instantiates its own (Tag), so each has a cache of its own.
+template <int Tag>
+struct TestPolicy {
+  static constexpr int kSlots = 4;
+  static inline std::size_t lim = std::size_t{1} << 30;
+  static inline std::size_t max = std::size_t{1} << 30;
+  static inline std::int64_t delay = kNever;
+  static inline std::int64_t clock = 0;
+  static std::size_t limit() noexcept { return lim; }
+  static std::size_t max_bytes() noexcept { return max; }
+  static std::int64_t delay_ms() noexcept { return delay; }
+  static std::int64_t now_ms() noexcept { return clock; }
+};
+template <int Tag>
+using TestCache = MappingCache<AlignedMmapHeap<4096>, TestPolicy<Tag>>;
+
+std::size_t pages(std::size_t n) { return n * os::page_size(); }
+std::uint64_t os_maps() { return os::counters().maps.load(); }
+std::uint64_t os_unmaps() { return os::counters().unmaps.load(); }
+std::uint64_t os_remaps() { return os::counters().remaps.load(); }
+
+// Fresh mappings of these page counts (the first byte of each holds its
+// count), then put into the cache in this order.
+template <class Cache>
+std::vector<void *> cache_of(Cache &c, std::initializer_list<std::size_t> sizes) {
+  std::vector<void *> v;
+  for (std::size_t n : sizes) {
+    void *p = os::map(pages(n));
+    EXPECT_NE(p, nullptr);
+    static_cast<char *>(p)[0] = static_cast<char>(n);
+    v.push_back(p);
+  }
+  std::size_t i = 0;
+  for (std::size_t n : sizes) c.put_chunk(v[i++], pages(n));
+  return v;
+}
+
+TEST(MappingCache, TheSmallestMappingThatHoldsTheRequestIsTakenAsItIsWithinTwice) {
+  TestCache<1> c;
+  const std::vector<void *> v = cache_of(c, {3, 8, 5});
+  EXPECT_EQ(TestCache<1>::cached_bytes(), pages(16));
+  const std::uint64_t m = os_maps(), r = os_remaps();
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(4), &got);
+  EXPECT_EQ(p, v[2]);            // 5 pages: the best fit, not the first or the largest
+  EXPECT_EQ(got, pages(5));      // as it is: 5 <= 2 x 4
+  EXPECT_EQ(static_cast<char *>(p)[0], 5) << "contents are left as they were";
+  EXPECT_EQ(os_maps(), m);
+  EXPECT_EQ(os_remaps(), r);
+  EXPECT_EQ(TestCache<1>::hits(), 1u);
+  EXPECT_EQ(TestCache<1>::resizes(), 0u);
+  EXPECT_EQ(TestCache<1>::cached_bytes(), pages(11));
+  c.put_chunk(p, got);
+  c.expire(true);
+}
+
+TEST(MappingCache, AMappingMoreThanTwiceTheRequestIsShrunkInPlace) {
+  TestCache<2> c;
+  const std::vector<void *> v = cache_of(c, {10});
+  const std::uint64_t m = os_maps(), r = os_remaps();
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(4), &got);
+  EXPECT_EQ(p, v[0]);
+  EXPECT_EQ(got, pages(4));
+  EXPECT_EQ(os_maps(), m);
+  EXPECT_EQ(os_remaps(), r + 1);
+  EXPECT_EQ(TestCache<2>::resizes(), 1u);
+  EXPECT_EQ(TestCache<2>::cached_bytes(), 0u);
+  EXPECT_EQ(static_cast<char *>(p)[0], 10);
+  c.put_chunk(p, got);
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(4));
+  c.expire(true);
+}
+
+TEST(MappingCache, FailingAFitTheLargestSmallerMappingIsGrownInPlace) {
+  TestCache<3> c;
+  cache_of(c, {2});
+  // Make room after the mapping: map 16 pages, give back the last 12 (and
+  // map nothing else until it grew, which could land in the gap).
+  auto *base = static_cast<char *>(os::map(pages(16)));
+  ASSERT_NE(base, nullptr);
+  os::unmap(base + pages(4), pages(12));
+  base[0] = 4;
+  c.put_chunk(base, pages(4));
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(6), &got);
+  EXPECT_EQ(p, base);  // the largest smaller one (4 pages), not the 2-page one
+  EXPECT_EQ(got, pages(6));
+  EXPECT_EQ(base[0], 4);
+  base[pages(6) - 1] = 1;  // the grown tail is mapped
+  EXPECT_EQ(TestCache<3>::resizes(), 1u);
+  EXPECT_EQ(TestCache<3>::cached_bytes(), pages(2));
+  c.put_chunk(p, got);
+  c.expire(true);
+}
+
+TEST(MappingCache, AMappingThatCannotGrowStaysCachedAndAFreshOneIsMapped) {
+  TestCache<4> c;
+  auto *base = static_cast<char *>(os::map(pages(8)));
+  ASSERT_NE(base, nullptr);
+  os::unmap(base + pages(4), pages(4));
+  // Occupy the page right after the mapping so that it cannot grow.
+  void *blocker = ::mmap(base + pages(4), pages(1), PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(blocker, base + pages(4));
+  c.put_chunk(base, pages(4));
+  const std::uint64_t m = os_maps();
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(6), &got);
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p, base);
+  EXPECT_EQ(got, pages(6));
+  EXPECT_EQ(os_maps(), m + 1);
+  EXPECT_EQ(TestCache<4>::hits(), 0u);
+  EXPECT_EQ(TestCache<4>::cached_bytes(), pages(4)) << "the one that could not grow is still there";
+  c.put_chunk(p, got);
+  c.expire(true);
+  ::munmap(blocker, pages(1));
+}
+
+TEST(MappingCache, KeepsNothingPastItsLimitItsSlotsOrItsLargestSize) {
+  TestCache<5> c;
+  using P = TestPolicy<5>;
+  P::lim = pages(12);
+  P::max = pages(6);
+  const std::uint64_t u = os_unmaps();
+  cache_of(c, {5, 7, 5, 3});  // 7 is over the largest kept; 5 + 5 + 3 over the limit
+  EXPECT_EQ(TestCache<5>::cached_bytes(), pages(10));
+  EXPECT_EQ(os_unmaps(), u + 2);
+  // Only 4 slots, however small the mappings.
+  P::lim = pages(100);
+  cache_of(c, {1, 1, 1});
+  EXPECT_EQ(TestCache<5>::cached_bytes(), pages(12));
+  EXPECT_EQ(os_unmaps(), u + 3);
+  // Nothing is grown past the largest kept size: a fresh mapping instead.
+  std::size_t got = 0;
+  const std::uint64_t m = os_maps();
+  void *p = c.get_chunk(pages(8), &got);
+  EXPECT_EQ(os_maps(), m + 1);
+  EXPECT_EQ(TestCache<5>::cached_bytes(), pages(12));
+  c.put_chunk(p, got);  // over the largest kept: unmapped
+  EXPECT_EQ(os_unmaps(), u + 4);
+  c.expire(true);
+  EXPECT_EQ(TestCache<5>::cached_bytes(), 0u);
+  EXPECT_EQ(os_unmaps(), u + 8);
+}
+
+TEST(MappingCache, MappingsGoBackOnceTheyWaitedTheDelay) {
+  TestCache<6> c;
+  using P = TestPolicy<6>;
+  P::delay = 100;
+  P::clock = 1000;
+  const std::uint64_t u = os_unmaps();
+  cache_of(c, {2});
+  P::clock = 1060;
+  cache_of(c, {3});
+  EXPECT_EQ(TestCache<6>::cached_bytes(), pages(5));
+  P::clock = 1099;
+  c.expire(false);
+  EXPECT_EQ(os_unmaps(), u);
+  P::clock = 1100;
+  c.expire(false);  // the first waited 100 ms
+  EXPECT_EQ(os_unmaps(), u + 1);
+  EXPECT_EQ(TestCache<6>::cached_bytes(), pages(3));
+  P::clock = 1170;
+  cache_of(c, {1});  // a put expires too: the second waited 110 ms
+  EXPECT_EQ(os_unmaps(), u + 2);
+  EXPECT_EQ(TestCache<6>::cached_bytes(), pages(1));
+  c.expire(true);  // trim: whatever their age
+  EXPECT_EQ(os_unmaps(), u + 3);
+  EXPECT_EQ(TestCache<6>::cached_bytes(), 0u);
+}
+
+// A source that refuses fresh mappings while `starved`, as the system does
+// when the address space runs out, until something is given back.
+struct StarvedSource : AlignedMmapHeap<4096> {
+  static inline bool starved = false;
+  void *get_chunk(std::size_t bytes) noexcept {
+    if (starved) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    return AlignedMmapHeap<4096>::get_chunk(bytes);
+  }
+  void put_chunk(void *p, std::size_t bytes) noexcept {
+    starved = false;
+    AlignedMmapHeap<4096>::put_chunk(p, bytes);
+  }
+};
+
+TEST(MappingCache, WhenTheSourceRefusesTheCacheIsEmptiedAndTheRequestTriedAgain) {
+  using Cache = MappingCache<StarvedSource, TestPolicy<7>>;
+  Cache c;
+  TestPolicy<7>::max = pages(4);
+  cache_of(c, {2, 3});
+  StarvedSource::starved = true;
+  errno = 1234;
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(16), &got);  // nothing cached can serve it
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(got, pages(16));
+  EXPECT_EQ(errno, 1234) << "the failed first try must not leak into errno";
+  EXPECT_EQ(Cache::cached_bytes(), 0u);
+  c.put_chunk(p, got);
+  StarvedSource::starved = true;
+  EXPECT_EQ(c.get_fresh(pages(2)), nullptr) << "nothing cached: no second try";
+  EXPECT_EQ(errno, ENOMEM);
+  StarvedSource::starved = false;
+}
+
+TEST(MappingCache, ForkHooksLeaveTheLockUsable) {
+  TestCache<8> c;
+  TestCache<8>::prepare_fork();
+  TestCache<8>::parent_after_fork();
+  TestCache<8>::prepare_fork();
+  TestCache<8>::child_after_fork();  // as in a child: reset, not unlocked by its holder
+  cache_of(c, {1});
+  EXPECT_EQ(TestCache<8>::cached_bytes(), pages(1));
+  c.expire(true);
 }
 
 TEST(Os, MapAlignedHonoursLargeAlignments) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "alloclab/reap.h"
+#include "layers/os.hpp"  // call counters of the OS layer reaps map through
 
 namespace {
 
@@ -129,6 +130,37 @@ TEST_F(Layout, LargeObjectsGetTheirOwnMappingAndGoBackOnFree) {
   reap_free(r, p);
   EXPECT_EQ(stats().large_objects, 0u);
   EXPECT_EQ(stats().footprint_bytes, before);
+}
+
+TEST_F(Layout, AFreedLargeObjectsMappingIsReusedForOtherSizesAndOtherReaps) {
+  auto maps = [] { return alloclab::os::counters().maps.load(); };
+  char *p = as_char(reap_malloc(r, 600000));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 1, 600000);
+  reap_free(r, p);
+  const std::uint64_t m = maps();
+  // Smaller, but more than half: the mapping as it is, with all its room.
+  char *q = as_char(reap_malloc(r, 400000));
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(maps(), m);
+  EXPECT_GE(reap_usable_size(r, q), 600000u);
+  EXPECT_EQ(stats().large_objects, 1u);
+  std::memset(q, 2, 600000);
+  reap_free(r, q);
+  // Larger: the same mapping, grown in place when the address space after
+  // it is free, else a fresh one; either way a working object.
+  char *g = as_char(reap_malloc(r, 900000));
+  ASSERT_NE(g, nullptr);
+  std::memset(g, 3, 900000);
+  reap_free(r, g);
+  // Another reap (a reap per request): what this one freed serves it.
+  reap_t *o = reap_create(nullptr);
+  ASSERT_NE(o, nullptr);
+  const std::uint64_t m2 = maps();
+  char *x = as_char(reap_malloc(o, 300000));
+  EXPECT_TRUE(x == p || x == g);
+  EXPECT_EQ(maps(), m2);
+  reap_destroy(o);
 }
 
 TEST_F(Layout, ClearKeepsEnoughToRefillWithoutNewChunks) {

@@ -1,4 +1,4 @@
-// Reaps in many threads (one thread per reap, shared chunk cache) and fork.
+// Reaps in many threads (one thread per reap, shared caches) and fork.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -13,7 +13,8 @@
 
 namespace {
 
-// Each thread churns its own reaps; the chunk cache is shared by all. No
+// Each thread churns its own reaps; the chunk cache and the cache of large
+// objects' mappings (one in 400 objects is large) are shared by all. No
 // call here goes to the process's malloc (the live list is on the stack),
 // so a forked child depends only on libreap's own fork safety — not on the
 // sanitizer runtime's allocator in the asan build.
@@ -27,7 +28,7 @@ void churn(int seed, int rounds, std::atomic<int> *errors) {
     std::size_t nlive = 0;
     for (int i = 0; i < 2000; ++i) {
       reap_t *on = (i & 1) ? r : c;
-      std::size_t n = rnd() % 3000;
+      std::size_t n = i % 400 == 7 ? 140000 + rnd() % 500000 : rnd() % 3000;
       auto *p = static_cast<unsigned char *>(reap_malloc(on, n));
       if (!p) { ++*errors; continue; }
       std::memset(p, seed & 0xFF, n);

@@ -20,6 +20,7 @@
 
 #include "alloclab/vam.h"
 #include "layers/os.hpp"  // call counters of the OS layer libvam maps through
+#include "vam/huge.hpp"    // the huge cache's hit counters
 
 namespace {
 
@@ -127,6 +128,45 @@ TEST(VamHugeReuse, ManySizesInALoopNeedFewMappings) {
          static_cast<unsigned long long>(maps() - m),
          static_cast<unsigned long long>(alloclab::os::counters().remaps.load() - r));
   EXPECT_LT(maps() - m, 20u);
+  vam_collect();
+}
+
+TEST(VamHugeReuse, HitsAndInPlaceResizesAreCounted) {
+  char *p = cached_huge(900000);
+  ASSERT_NE(p, nullptr);
+  const std::uint64_t h = alloclab::vam::huge_cache_hits();
+  const std::uint64_t z = alloclab::vam::huge_cache_resizes();
+  EXPECT_GE(alloclab::vam::huge_cached_pages(), 219);  // 900000 bytes and the header: 220 pages
+  void *q = vam_malloc(300000);  // shrunk
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(alloclab::vam::huge_cache_hits(), h + 1);
+  EXPECT_EQ(alloclab::vam::huge_cache_resizes(), z + 1);
+  vam_free(q);
+  void *r = vam_malloc(280000);  // as it is
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(alloclab::vam::huge_cache_hits(), h + 2);
+  EXPECT_EQ(alloclab::vam::huge_cache_resizes(), z + 1);
+  vam_free(r);
+  vam_collect();
+  EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0);
+}
+
+TEST(VamHugeReuse, ARequestAlignedBeyondASegmentGetsAFreshMappingNotACachedOne) {
+  // Cached mappings are only known to be segment-aligned (4 MiB).
+  char *p = cached_huge(1000000);
+  ASSERT_NE(p, nullptr);
+  const std::uint64_t m = maps();
+  void *q = vam_aligned_alloc(size_t{8} << 20, 1000000);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % (size_t{8} << 20), 0u);
+  EXPECT_EQ(maps(), m + 1);
+  memset(q, 1, 1000000);
+  // The cached mapping is still there for the next plain request.
+  char *r = static_cast<char *>(vam_malloc(900000));
+  EXPECT_EQ(r, p);
+  EXPECT_EQ(maps(), m + 1);
+  vam_free(r);
+  vam_free(q);
   vam_collect();
 }
 
