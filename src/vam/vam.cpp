@@ -52,6 +52,15 @@ struct Global {
 
 Global g;  // constant-initialised: usable before any constructor runs
 
+}  // namespace
+
+// api.hpp. Its address is in every new thread's TLS image, so a thread's
+// first malloc needs no constructor to have run.
+constinit Heap g_empty_heap;
+__thread Heap *t_heap __attribute__((tls_model("initial-exec"))) = &g_empty_heap;
+
+namespace {
+
 std::int64_t clock_ms() noexcept {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -66,9 +75,6 @@ void note_orphan_work() noexcept {
     g_orphan_work_ms.store(clock_ms() | 1, std::memory_order_relaxed);
 }
 
-// The calling thread's heap. A POD pointer in initial-exec TLS: reading it
-// never allocates and never calls __tls_get_addr.
-__thread Heap *t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
 // Set once vam's thread-exit destructor has abandoned this thread's heap: a
 // heap adopted after that would never be abandoned again (destructor rounds
 // are bounded), so the thread owns none from then on.
@@ -90,7 +96,7 @@ void fork_child() noexcept {
   // Only the forking thread lives on; it held no heap lock (heaps have
   // none), and the global lock is ours since prepare.
   huge_fork_child();
-  g.live.store(t_heap ? 1 : 0, std::memory_order_relaxed);
+  g.live.store(t_heap != &g_empty_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
   g.exit_lock.reset();
   g.walk_lock.reset();
@@ -99,7 +105,7 @@ void fork_child() noexcept {
 void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
-  t_heap = nullptr;
+  t_heap = &g_empty_heap;
   t_free_seg = nullptr;  // a later TLS destructor's free of its objects is a remote one
   t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
@@ -286,7 +292,7 @@ Heap *new_listed_heap() noexcept {
 
 inline Heap *thread_heap() noexcept {
   Heap *h = t_heap;
-  return VAM_LIKELY(h != nullptr) ? h : thread_heap_slow();
+  return VAM_LIKELY(h != &g_empty_heap) ? h : thread_heap_slow();
 }
 
 inline void *fail_nomem() noexcept {
@@ -413,25 +419,31 @@ void corruption(const char *what, const void *p) noexcept {
   abort();
 }
 
-void *malloc_impl(std::size_t n) noexcept {
+// A small request in the default geometry that the front block of its class
+// could not serve: that block is used up, or there is none, or the thread
+// has no heap yet (t_heap is g_empty_heap, whose fronts are all null).
+void *malloc_miss(std::size_t n) noexcept {
   Heap *h = t_heap;
-  // inline_limit is kSmallMax + 1 in the default geometry, else 0
-  // (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline
-  // path computes the default class with no test of the spacing.
-  if (VAM_LIKELY(h != nullptr && n < g_layout.inline_limit)) return small_alloc(h, size_class(n));
-  if (h != nullptr && n <= kSmallMax) return small_alloc_header(h, n);
+  if (VAM_UNLIKELY(h == &g_empty_heap)) return malloc_slow(n, 0);
+  return small_alloc_slow(h, size_class(n));
+}
+
+// Every request malloc_impl's inline path does not take: a geometry with
+// headers or coarse classes (inline_limit 0), large, huge and impossible.
+void *malloc_other(std::size_t n) noexcept {
+  Heap *h = t_heap;
+  if (h != &g_empty_heap && n <= kSmallMax) return small_alloc_header(h, n);
   if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
   return malloc_slow(n, 0);
 }
 
-namespace {
-
 // Every free but one into the segment the thread last freed into: the
 // segment map says whether vam has a segment at s, then its header says
 // who owns it. A block segment of this thread's heap becomes t_free_seg.
-// Inline in free_impl: a remote free (most frees in a producer/consumer
-// program) pays the fast path's compare and no extra call.
-inline void free_checked(Segment *s, void *p) noexcept {
+// free_impl (api.hpp) jumps here: a remote free (most frees in a
+// producer/consumer program) pays the fast path's compare and one jump, as
+// when free was a wrapper over free_impl with this inline.
+void free_checked(Segment *s, void *p) noexcept {
   if (p == nullptr) return;
   // A pointer libvam never handed out (stack, static, another mapping) has
   // no segment of ours around it: abort before its "header" is read. So
@@ -439,10 +451,12 @@ inline void free_checked(Segment *s, void *p) noexcept {
   if (VAM_UNLIKELY(!segment_known(s)))
     corruption("free(): invalid pointer (not from vam, or already freed and unmapped)", p);
   VAM_CHECK(s->magic == kSegmentMagic);
+  // No segment's owner is g_empty_heap, so a thread with no heap (or an
+  // exiting one) frees remotely.
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
     if (VAM_LIKELY(s->owner == h)) {
-      t_free_seg = s;  // h is not null: an exiting thread's t_heap is, and no segment has a null owner
+      t_free_seg = s;
       small_free_local(s, p);
     } else {
       remote_free(s->owner, p);
@@ -453,19 +467,6 @@ inline void free_checked(Segment *s, void *p) noexcept {
   } else {
     huge_free(s, p);
   }
-}
-
-}  // namespace
-
-// The fast path: a free into the block segment the thread last freed into
-// is local, and that segment is known to be mapped and ours (heap.hpp,
-// t_free_seg), so neither the segment map nor the owner is read again. The
-// block's own checks (double free, interior pointer) still run. A null p
-// masks to the top of the address space, never a segment.
-void free_impl(void *p) noexcept {
-  Segment *s = object_segment(p);
-  if (VAM_LIKELY(s == t_free_seg)) small_free_local(s, p);
-  else free_checked(s, p);
 }
 
 void *calloc_impl(std::size_t n, std::size_t size) noexcept {
@@ -751,7 +752,7 @@ void vam_free_aligned_sized(void *p, size_t, size_t) { v::free_impl(p); }
 void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
 void vam_collect(void) {
-  if (v::Heap *h = v::t_heap) v::heap_collect(h);
+  if (v::Heap *h = v::t_heap; h != &v::g_empty_heap) v::heap_collect(h);
   v::huge_cache_expire(true);
 }
 }

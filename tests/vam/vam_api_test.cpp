@@ -1138,6 +1138,60 @@ TEST(VamThreads, ObjectsFreedByAnotherThreadAreReusedByTheOwner) {
   for (void *p : w) vam_free(p);
 }
 
+// A thread's heap pointer starts at a shared empty heap (api.hpp) whose
+// class fronts are all null, so malloc's inline path tests no pointer: the
+// first malloc of every kind misses and gets the thread a real heap, and a
+// thread that only frees (remotely) or collects never gets one, nor puts
+// anything into the empty heap.
+TEST(VamThreads, AThreadsFirstMallocOfEveryKindGetsItAHeap) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{8}, size_t{9}, size_t{100}, alloclab::vam::kSmallMax,
+                   alloclab::vam::kSmallMax + 1, size_t{3000}, size_t{70000}, size_t{2} << 20}) {
+    bool ok = false;
+    std::thread([&] {
+      char *p = static_cast<char *>(vam_malloc(n));  // the thread's first call
+      if (!p || vam_usable_size(p) < n) return;
+      fill(p, n, 5);
+      char *q = static_cast<char *>(vam_malloc(n));  // its heap serves the next one
+      ok = q != nullptr && q != p && check(p, n, 5);
+      vam_free(q);
+      vam_free(p);
+    }).join();
+    EXPECT_TRUE(ok) << n;
+  }
+  int err = 0;
+  std::thread([&] {
+    void *p = vam_malloc(SIZE_MAX - 4096);  // the thread's first call, impossible
+    err = p == nullptr ? errno : -1;
+  }).join();
+  EXPECT_EQ(err, ENOMEM);
+}
+
+TEST(VamThreads, AThreadThatOnlyFreesAndCollectsGetsNoHeap) {
+  std::vector<void *> v;
+  for (int i = 0; i < 100; ++i) v.push_back(vam_malloc(48));
+  size_t live_before = 0, live_after = 0;
+  std::thread([&] {
+    const vam_stats_t b = stats();
+    vam_collect();  // no heap to collect
+    for (void *p : v) vam_free(p);  // remote frees: no segment is the empty heap's
+    vam_collect();
+    const vam_stats_t a = stats();
+    live_before = b.heaps - b.abandoned_heaps;
+    live_after = a.heaps - a.abandoned_heaps;
+  }).join();
+  EXPECT_EQ(live_after, live_before);
+  // The frees went to main's heap: its slow path drains them and reuses them.
+  std::set<void *> freed(v.begin(), v.end());
+  std::vector<void *> w;
+  int reused = 0;
+  for (int i = 0; i < 400; ++i) {
+    w.push_back(vam_malloc(48));
+    reused += freed.count(w.back()) != 0;
+  }
+  EXPECT_GT(reused, 90);
+  for (void *p : w) vam_free(p);
+}
+
 TEST(VamThreads, HeapOfAnExitedThreadIsAdoptedNotLeaked) {
   std::thread([] {
     void *p = vam_malloc(100);
