@@ -238,8 +238,9 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
 }
 
 // Every free small_free_local does not finish itself, with every check
-// (out of line, a tail call: heap.cpp).
-void small_free_other(Segment *s, Block *b, void *p) noexcept;
+// (out of line, a tail call: heap.cpp). `prod`: p's offset in the block
+// times its recip, as small_free_local computed it.
+void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
 
 // The common free, into the front block of its class that keeps live
 // objects, is finished here; a free into a waiting or full block, of a
@@ -269,7 +270,7 @@ inline void small_free_local(Segment *s, void *p) noexcept {
     b->free = f;
     return;
   }
-  small_free_other(s, b, p);
+  small_free_other(s, b, p, prod);
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

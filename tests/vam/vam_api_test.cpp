@@ -878,6 +878,44 @@ TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
       "vam: free\\(\\): double free detected");
 }
 
+// A free into a waiting block that keeps live objects is finished by the
+// first test in small_free_other (heap.cpp), which checks the slot start as
+// free's fast path does (frac < recip): an interior pointer into a waiting
+// block still aborts, for every class.
+constexpr std::size_t kMaxSlotsForTest = 512;  // slots of a 4 KiB block of 8-byte objects
+void free_interior_into_waiting_block(std::size_t size, std::size_t back) {
+  const unsigned c = alloclab::vam::size_class(size);
+  const std::size_t block = alloclab::vam::class_block_bytes(c);
+  const std::size_t slots = block / alloclab::vam::class_size(c);
+  // Fill blocks of the class; those all of whose objects are ours are full.
+  // (No container here: its own allocations would share the 64-byte class.)
+  static char *objs[8 * kMaxSlotsForTest];
+  const std::size_t count = 8 * slots;
+  for (std::size_t i = 0; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
+  std::sort(objs, objs + count);
+  char *const *full[2] = {};  // the first object of each of two full blocks
+  int n = 0;
+  const auto block_of = [&](const char *p) { return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{block - 1}; };
+  for (std::size_t i = 0; i + slots <= count && n < 2;) {
+    std::size_t k = i;
+    while (k < count && block_of(objs[k]) == block_of(objs[i])) ++k;
+    if (k - i == slots) full[n++] = &objs[i];
+    i = k;
+  }
+  if (n < 2) abort();  // not the check under test: the message differs
+  vam_free(full[0][0]);  // full -> the front
+  vam_free(full[1][0]);  // the front; the first waits behind it
+  vam_free(full[0][1] + back);
+}
+
+TEST(VamHardening, FreeOfAnInteriorPointerIntoAWaitingBlockAbortsForEveryClass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
+    for (std::size_t back : {std::size_t{8}, size - 8})
+      EXPECT_DEATH(free_interior_into_waiting_block(size, back), "vam: free\\(\\): invalid pointer")
+          << "size " << size << " offset " << back;
+}
+
 // Objects of an n-byte request that fit in one page block.
 static size_t per_block(size_t n) {
   const unsigned c = alloclab::vam::size_class(n);
