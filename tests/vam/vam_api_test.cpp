@@ -878,12 +878,12 @@ TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
       "vam: free\\(\\): double free detected");
 }
 
-// A free into a waiting block that keeps live objects is finished by the
-// first test in small_free_other (heap.cpp), which checks the slot start as
-// free's fast path does (frac < recip): an interior pointer into a waiting
-// block still aborts, for every class.
+// A free into a waiting block that keeps live objects, or into a full one,
+// is finished by the first tests in small_free_other (heap.cpp), which check
+// the slot start as free's fast path does (frac < recip): an interior
+// pointer into a waiting or a full block still aborts, for every class.
 constexpr std::size_t kMaxSlotsForTest = 512;  // slots of a 4 KiB block of 8-byte objects
-void free_interior_into_waiting_block(std::size_t size, std::size_t back) {
+void free_interior_into_block(std::size_t size, std::size_t back, bool waiting) {
   const unsigned c = alloclab::vam::size_class(size);
   const std::size_t block = alloclab::vam::class_block_bytes(c);
   const std::size_t slots = block / alloclab::vam::class_size(c);
@@ -903,8 +903,10 @@ void free_interior_into_waiting_block(std::size_t size, std::size_t back) {
     i = k;
   }
   if (n < 2) abort();  // not the check under test: the message differs
-  vam_free(full[0][0]);  // full -> the front
-  vam_free(full[1][0]);  // the front; the first waits behind it
+  if (waiting) {
+    vam_free(full[0][0]);  // full -> the front
+    vam_free(full[1][0]);  // the front; the first waits behind it
+  }
   vam_free(full[0][1] + back);
 }
 
@@ -912,7 +914,15 @@ TEST(VamHardening, FreeOfAnInteriorPointerIntoAWaitingBlockAbortsForEveryClass) 
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
     for (std::size_t back : {std::size_t{8}, size - 8})
-      EXPECT_DEATH(free_interior_into_waiting_block(size, back), "vam: free\\(\\): invalid pointer")
+      EXPECT_DEATH(free_interior_into_block(size, back, true), "vam: free\\(\\): invalid pointer")
+          << "size " << size << " offset " << back;
+}
+
+TEST(VamHardening, FreeOfAnInteriorPointerIntoAFullBlockAbortsForEveryClass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
+    for (std::size_t back : {std::size_t{8}, size - 8})
+      EXPECT_DEATH(free_interior_into_block(size, back, false), "vam: free\\(\\): invalid pointer")
           << "size " << size << " offset " << back;
 }
 
