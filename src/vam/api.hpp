@@ -33,7 +33,7 @@ void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept;
 // null, so its first small malloc simply misses and malloc_miss gives it a
 // heap (or, once exiting, the exit heap): the inline path tests no pointer
 // for null. A POD pointer in initial-exec TLS: reading it never allocates and
-// never calls __tls_get_addr (vam.cpp).
+// never calls __tls_get_addr (threads.cpp).
 extern __thread Heap *t_heap __attribute__((tls_model("initial-exec")));
 extern Heap g_empty_heap VAM_HIDDEN;  // constant-initialised, never used for objects
 

@@ -91,7 +91,7 @@ std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
 bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
 // hugepages_*, reclaim_abandoned, live_heaps: heap_hooks.hpp.
-void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
+void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (threads.cpp)
 // When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
 // heap's slow paths call orphan_tick, which applies them once they are due.
 extern std::atomic<std::int64_t> g_orphan_work_ms;
@@ -101,7 +101,7 @@ inline void orphan_tick() noexcept {
   if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
 }
 // Unmapping a segment must not race a statistics walk of block_segs: both
-// hold this lock (vam.cpp). Taken after the global lock, never before.
+// hold this lock (threads.cpp). Taken after the global lock, never before.
 void segment_walk_lock() noexcept;
 void segment_walk_unlock() noexcept;
 
@@ -116,7 +116,7 @@ void segment_walk_unlock() noexcept;
 // costs an XOR on each push and pop; the check a load of the word the push
 // overwrites anyway, an XOR and a compare. `b->free` itself is kept plain.
 extern std::uintptr_t g_free_key VAM_HIDDEN;
-void free_key_init() noexcept;  // once, before the first heap (vam.cpp: init_options)
+void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
 
 inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
   return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
@@ -143,7 +143,7 @@ inline bool looks_freed(const void *p) noexcept {
 // full check (the segment map, then the owner): a later free into the same
 // segment skips both, since only this thread can unmap it (heap.cpp,
 // release_empty_segments, forgets it first). Null, or a mapped small/medium
-// segment whose owner is this thread's heap; thread exit clears it (vam.cpp).
+// segment whose owner is this thread's heap; thread exit clears it (threads.cpp).
 extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
 
 // One more live object in b. Only the heap's owner writes `used`; the
