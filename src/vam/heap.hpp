@@ -150,7 +150,7 @@ extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
 // statistics walk reads it from other threads (load_relaxed), so each write
 // must be one store. A relaxed atomic store of the value read plus one is
 // that, but the compiler emits it as a load, an add and a store; an x86 add
-// to memory is the same single store in one instruction (2 of malloc's ~21).
+// to memory is the same single store in one instruction (2 of malloc's 22).
 // Sanitizer builds keep the atomic form, which the thread sanitizer checks.
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
