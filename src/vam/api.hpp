@@ -1,13 +1,21 @@
 // api.hpp — the allocator's entry points as hidden C++ functions. The C faces
 // (vam_* in vam.cpp, malloc & co. in override.cpp) are one line each over these.
+//
+// malloc_impl and free_impl are inline, here, rather than defined in vam.cpp:
+// the exported malloc and free then hold the fast paths themselves, with no
+// jump from a wrapper (one instruction each per call, 2 of larson's ~75 an
+// allocation + free). Aliases in vam.cpp would avoid the jump too, but a
+// static link against libc.a must find the whole malloc family in the one
+// object that defines malloc (override.o), or it pulls libc's malloc.o as
+// well; with the fast paths inline that object stays override.o.
 #pragma once
 
 #include <cstddef>
 
+#include "vam/heap.hpp"
+
 namespace alloclab::vam {
 
-void *malloc_impl(std::size_t n) noexcept;
-void free_impl(void *p) noexcept;
 void *calloc_impl(std::size_t n, std::size_t size) noexcept;
 void *realloc_impl(void *p, std::size_t n) noexcept;
 void *reallocarray_impl(void *p, std::size_t n, std::size_t size) noexcept;
@@ -19,5 +27,54 @@ void *pvalloc_impl(std::size_t n) noexcept;
 std::size_t usable_size_impl(const void *p) noexcept;
 // For operator new: allocate or nullptr, without setting errno semantics aside.
 void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept;
+
+// The calling thread's heap: never null. A thread that has none yet, or whose
+// heap its exit abandoned, points at g_empty_heap, whose class fronts are all
+// null, so its first small malloc simply misses and malloc_miss gives it a
+// heap (or, once exiting, the exit heap): the inline path tests no pointer
+// for null. A POD pointer in initial-exec TLS: reading it never allocates and
+// never calls __tls_get_addr (threads.cpp).
+extern __thread Heap *t_heap __attribute__((tls_model("initial-exec")));
+extern Heap g_empty_heap VAM_HIDDEN;  // constant-initialised, never used for objects
+
+// Out of line (vam.cpp): a small request whose front block cannot serve it
+// (or a thread with no heap yet), every request the inline path does not
+// take (headers, coarse classes, large, huge, overflow), and every free but
+// the common local one (free_checked).
+void *malloc_miss(std::size_t n) noexcept;
+void *malloc_other(std::size_t n) noexcept;
+void free_checked(Segment *s, void *p) noexcept;
+
+// size_class(n) for n <= kSmallMax, computed in a word: as an index it needs
+// no zero extension (one instruction of the inline path).
+constexpr std::size_t inline_class(std::size_t n) noexcept { return n <= 8 ? 0 : (n + 15) >> 4; }
+constexpr bool inline_class_exact() noexcept {
+  for (std::size_t n = 0; n <= kSmallMax; ++n)
+    if (inline_class(n) != size_class(n)) return false;
+  return true;
+}
+static_assert(inline_class_exact());
+
+// inline_limit is kSmallMax + 1 in the default geometry, else 0
+// (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline path
+// computes the default class with no test of the spacing.
+inline void *malloc_impl(std::size_t n) noexcept {
+  if (VAM_LIKELY(n < g_layout.inline_limit)) {
+    if (void *p = small_alloc_front(t_heap->avail[inline_class(n)])) return p;
+    return malloc_miss(n);
+  }
+  return malloc_other(n);
+}
+
+// The fast path: a free into the block segment the thread last freed into
+// is local, and that segment is known to be mapped and ours (heap.hpp,
+// t_free_seg), so neither the segment map nor the owner is read again. The
+// block's own checks (double free, interior pointer) still run. A null p
+// masks to the top of the address space, never a segment.
+inline void free_impl(void *p) noexcept {
+  Segment *s = object_segment(p);
+  if (VAM_LIKELY(s == t_free_seg)) small_free_local(s, p);
+  else free_checked(s, p);
+}
 
 }  // namespace alloclab::vam

@@ -440,9 +440,10 @@ void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexc
   small_free_push(s, b, p, slot, b->state, b->used, b->free);
 }
 
-// The frees small_free_local leaves: a waiting or full block, the last
-// object of a block, or one the fast check rejected; every check again.
-void small_free_other(Segment *s, Block *b, void *p) noexcept {
+namespace {
+
+// Every free small_free_other does not finish itself: every check again.
+[[gnu::noinline]] void small_free_general(Segment *s, Block *b, void *p) noexcept {
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
@@ -453,6 +454,42 @@ void small_free_other(Segment *s, Block *b, void *p) noexcept {
     return small_free_invalid(b, p);
   if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
   small_free_push(s, b, p, i, state, live, head);
+}
+
+}  // namespace
+
+// The frees small_free_local leaves: a waiting or full block, the last
+// object of a block, or one the fast check rejected. The two most common
+// (on larson, 5 to 11% of the frees) are finished here, after the same
+// slot-start check as small_free_local's (`prod` is its off * recip):
+//  * into a waiting block that keeps live objects: the slot's pending bit
+//    (heap.hpp), the bit itself the double-free check; no stack frame;
+//  * into a full block: pushed on its list after the first-word check, as
+//    in the fast path, then small_free_slow makes it the front (§3.5).
+// The rest go to small_free_general, which runs every check again.
+void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip;
+  const auto i = static_cast<std::uint32_t>(prod >> 32);
+  if (VAM_LIKELY(state == BlockState::waiting && live > 1 && slot_start)) {
+    std::uint64_t &word = b->pending[i / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if (VAM_UNLIKELY(word & bit)) return small_free_invalid(b, p);
+    word |= bit;
+    b->has_pending = 1;
+    store_relaxed<std::uint16_t>(b->used, live - 1);
+    return;
+  }
+  if (state == BlockState::full && live != 0 && slot_start) {
+    if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, i);
+    auto *f = static_cast<FreeObj *>(p);
+    free_link_set(f, b->free);
+    b->free = f;
+    store_relaxed<std::uint16_t>(b->used, live - 1);
+    return small_free_slow(s->owner, b);
+  }
+  small_free_general(s, b, p);
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)

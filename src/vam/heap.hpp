@@ -29,6 +29,14 @@
 
 namespace alloclab::vam {
 
+// The globals the fast paths read, declared hidden: -fvisibility=hidden marks
+// only definitions, so for a plain extern declaration the compiler in a
+// shared library must load the address from the GOT (which the linker then
+// turns into a lea), one instruction more on each access than the
+// rip-relative operand it uses for a symbol it knows is in this library.
+#define VAM_HIDDEN __attribute__((visibility("hidden")))
+extern Layout g_layout VAM_HIDDEN;
+
 struct Heap {
   // Front of each class's available list: the block new objects come from.
   Block *avail[kNumClasses] = {};
@@ -83,7 +91,7 @@ std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
 bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
 // hugepages_*, reclaim_abandoned, live_heaps: heap_hooks.hpp.
-void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (vam.cpp)
+void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (threads.cpp)
 // When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
 // heap's slow paths call orphan_tick, which applies them once they are due.
 extern std::atomic<std::int64_t> g_orphan_work_ms;
@@ -93,7 +101,7 @@ inline void orphan_tick() noexcept {
   if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
 }
 // Unmapping a segment must not race a statistics walk of block_segs: both
-// hold this lock (vam.cpp). Taken after the global lock, never before.
+// hold this lock (threads.cpp). Taken after the global lock, never before.
 void segment_walk_lock() noexcept;
 void segment_walk_unlock() noexcept;
 
@@ -107,8 +115,8 @@ void segment_walk_unlock() noexcept;
 // suspect, and walks the list to confirm (small_free_suspect). The encoding
 // costs an XOR on each push and pop; the check a load of the word the push
 // overwrites anyway, an XOR and a compare. `b->free` itself is kept plain.
-extern std::uintptr_t g_free_key;
-void free_key_init() noexcept;  // once, before the first heap (vam.cpp: init_options)
+extern std::uintptr_t g_free_key VAM_HIDDEN;
+void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
 
 inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
   return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
@@ -135,27 +143,47 @@ inline bool looks_freed(const void *p) noexcept {
 // full check (the segment map, then the owner): a later free into the same
 // segment skips both, since only this thread can unmap it (heap.cpp,
 // release_empty_segments, forgets it first). Null, or a mapped small/medium
-// segment whose owner is this thread's heap; thread exit clears it (vam.cpp).
+// segment whose owner is this thread's heap; thread exit clears it (threads.cpp).
 extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
 
+// One more live object in b. Only the heap's owner writes `used`; the
+// statistics walk reads it from other threads (load_relaxed), so each write
+// must be one store. A relaxed atomic store of the value read plus one is
+// that, but the compiler emits it as a load, an add and a store; an x86 add
+// to memory is the same single store in one instruction (2 of malloc's 22).
+// Sanitizer builds keep the atomic form, which the thread sanitizer checks.
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
+#else
+inline void used_inc(Block *b) noexcept { store_relaxed<std::uint16_t>(b->used, b->used + 1); }
+#endif
+
 // Allocation fast path: reap allocation from the front block (§3.4) —
-// reuse a freed object, else bump; anything else is the slow path.
-inline void *small_alloc(Heap *h, unsigned cls) noexcept {
-  Block *b = h->avail[cls];
+// reuse a freed object, else bump; null if there is no front block or it is
+// used up (the caller's slow path: small_alloc_slow, or malloc_miss).
+inline void *small_alloc_front(Block *b) noexcept {
   if (VAM_LIKELY(b != nullptr)) {
     if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
       b->free = free_link_decode(f);
       f->next = nullptr;  // live again: its first word no longer decodes as a link
-      store_relaxed<std::uint16_t>(b->used, b->used + 1);
+      used_inc(b);
       return f;
     }
     if (VAM_LIKELY(b->bump < b->end)) {
       char *p = b->bump;
+      if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
       b->bump = p + b->size;
-      store_relaxed<std::uint16_t>(b->used, b->used + 1);
+      used_inc(b);
       return p;
     }
   }
+  return nullptr;
+}
+
+// h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
+// meets that one, and it goes to malloc_miss.
+inline void *small_alloc(Heap *h, unsigned cls) noexcept {
+  if (void *p = small_alloc_front(h->avail[cls])) return p;
   return small_alloc_slow(h, cls);
 }
 
@@ -210,8 +238,9 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
 }
 
 // Every free small_free_local does not finish itself, with every check
-// (out of line, a tail call: heap.cpp).
-void small_free_other(Segment *s, Block *b, void *p) noexcept;
+// (out of line, a tail call: heap.cpp). `prod`: p's offset in the block
+// times its recip, as small_free_local computed it.
+void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
 
 // The common free, into the front block of its class that keeps live
 // objects, is finished here; a free into a waiting or full block, of a
@@ -241,7 +270,7 @@ inline void small_free_local(Segment *s, void *p) noexcept {
     b->free = f;
     return;
   }
-  small_free_other(s, b, p);
+  small_free_other(s, b, p, prod);
 }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).

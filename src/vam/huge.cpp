@@ -73,7 +73,6 @@ HugeCounters &huge_counters() noexcept {
 }
 
 std::int64_t huge_cached_pages() noexcept { return static_cast<std::int64_t>(HugeCache::cached_bytes() / kPage); }
-std::int64_t HugeCachedPages::load(std::memory_order) const noexcept { return huge_cached_pages(); }
 std::uint64_t huge_cache_hits() noexcept { return HugeCache::hits(); }
 std::uint64_t huge_cache_resizes() noexcept { return HugeCache::resizes(); }
 

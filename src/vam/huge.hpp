@@ -18,21 +18,16 @@ inline constexpr std::size_t kHugeOffset = 128;  // object start with no alignme
 static_assert(sizeof(Segment) <= kHugeOffset, "the huge object must not overlap its header");
 inline constexpr std::size_t kMaxAlignment = std::size_t{1} << 46;  // beyond: ENOMEM
 
-// Pages of the freed mappings the cache holds (huge_cached_pages()). The
-// cache counts its bytes itself; this reads them rather than keeping a second
-// count that every take, put and expiry would have to mirror.
-struct HugeCachedPages {
-  std::int64_t load(std::memory_order = std::memory_order_seq_cst) const noexcept;
-};
-
 struct HugeCounters {
   std::atomic<std::int64_t> live_bytes{0};
   std::atomic<std::int64_t> live_objects{0};
   std::atomic<std::int64_t> pages{0};         // pages of live huge objects
-  HugeCachedPages cached_pages;               // pages of freed mappings kept for reuse
   std::atomic<std::int64_t> resizes{0};       // reallocs done by remapping (cumulative)
 };
 HugeCounters &huge_counters() noexcept;
+// Pages of the freed mappings the cache holds. The cache counts its bytes
+// itself; this reads them rather than keeping a second count that every
+// take, put and expiry would have to mirror.
 std::int64_t huge_cached_pages() noexcept;
 // Allocations served from the cache, and of them those that resized a cached
 // mapping in place (cumulative).

@@ -1,5 +1,6 @@
 // override.cpp — the only file that defines malloc. Every export is one line
-// over the C++ logic in vam.cpp. Built into libvam.so (for LD_PRELOAD) and
+// over the C++ logic in vam.cpp; malloc's and free's fast paths are inline
+// (api.hpp), so malloc, free and operator new/delete hold them with no jump. Built into libvam.so (for LD_PRELOAD) and
 // libvam.a; not built when the sanitizers own malloc (ALLOCLAB_SANITIZE).
 // The operator new/delete family is compiled in only for the static library
 // (VAM_OVERRIDE_NEW): under LD_PRELOAD, libstdc++'s operators already call

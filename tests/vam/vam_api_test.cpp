@@ -878,6 +878,54 @@ TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
       "vam: free\\(\\): double free detected");
 }
 
+// A free into a waiting block that keeps live objects, or into a full one,
+// is finished by the first tests in small_free_other (heap.cpp), which check
+// the slot start as free's fast path does (frac < recip): an interior
+// pointer into a waiting or a full block still aborts, for every class.
+constexpr std::size_t kMaxSlotsForTest = 512;  // slots of a 4 KiB block of 8-byte objects
+void free_interior_into_block(std::size_t size, std::size_t back, bool waiting) {
+  const unsigned c = alloclab::vam::size_class(size);
+  const std::size_t block = alloclab::vam::class_block_bytes(c);
+  const std::size_t slots = block / alloclab::vam::class_size(c);
+  // Fill blocks of the class; those all of whose objects are ours are full.
+  // (No container here: its own allocations would share the 64-byte class.)
+  static char *objs[8 * kMaxSlotsForTest];
+  const std::size_t count = 8 * slots;
+  for (std::size_t i = 0; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
+  std::sort(objs, objs + count);
+  char *const *full[2] = {};  // the first object of each of two full blocks
+  int n = 0;
+  const auto block_of = [&](const char *p) { return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{block - 1}; };
+  for (std::size_t i = 0; i + slots <= count && n < 2;) {
+    std::size_t k = i;
+    while (k < count && block_of(objs[k]) == block_of(objs[i])) ++k;
+    if (k - i == slots) full[n++] = &objs[i];
+    i = k;
+  }
+  if (n < 2) abort();  // not the check under test: the message differs
+  if (waiting) {
+    vam_free(full[0][0]);  // full -> the front
+    vam_free(full[1][0]);  // the front; the first waits behind it
+  }
+  vam_free(full[0][1] + back);
+}
+
+TEST(VamHardening, FreeOfAnInteriorPointerIntoAWaitingBlockAbortsForEveryClass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
+    for (std::size_t back : {std::size_t{8}, size - 8})
+      EXPECT_DEATH(free_interior_into_block(size, back, true), "vam: free\\(\\): invalid pointer")
+          << "size " << size << " offset " << back;
+}
+
+TEST(VamHardening, FreeOfAnInteriorPointerIntoAFullBlockAbortsForEveryClass) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
+    for (std::size_t back : {std::size_t{8}, size - 8})
+      EXPECT_DEATH(free_interior_into_block(size, back, false), "vam: free\\(\\): invalid pointer")
+          << "size " << size << " offset " << back;
+}
+
 // Objects of an n-byte request that fit in one page block.
 static size_t per_block(size_t n) {
   const unsigned c = alloclab::vam::size_class(n);
@@ -1135,6 +1183,60 @@ TEST(VamThreads, ObjectsFreedByAnotherThreadAreReusedByTheOwner) {
     reused += std::binary_search(old.begin(), old.end(), w.back());
   }
   EXPECT_GT(reused, 900);
+  for (void *p : w) vam_free(p);
+}
+
+// A thread's heap pointer starts at a shared empty heap (api.hpp) whose
+// class fronts are all null, so malloc's inline path tests no pointer: the
+// first malloc of every kind misses and gets the thread a real heap, and a
+// thread that only frees (remotely) or collects never gets one, nor puts
+// anything into the empty heap.
+TEST(VamThreads, AThreadsFirstMallocOfEveryKindGetsItAHeap) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{8}, size_t{9}, size_t{100}, alloclab::vam::kSmallMax,
+                   alloclab::vam::kSmallMax + 1, size_t{3000}, size_t{70000}, size_t{2} << 20}) {
+    bool ok = false;
+    std::thread([&] {
+      char *p = static_cast<char *>(vam_malloc(n));  // the thread's first call
+      if (!p || vam_usable_size(p) < n) return;
+      fill(p, n, 5);
+      char *q = static_cast<char *>(vam_malloc(n));  // its heap serves the next one
+      ok = q != nullptr && q != p && check(p, n, 5);
+      vam_free(q);
+      vam_free(p);
+    }).join();
+    EXPECT_TRUE(ok) << n;
+  }
+  int err = 0;
+  std::thread([&] {
+    void *p = vam_malloc(SIZE_MAX - 4096);  // the thread's first call, impossible
+    err = p == nullptr ? errno : -1;
+  }).join();
+  EXPECT_EQ(err, ENOMEM);
+}
+
+TEST(VamThreads, AThreadThatOnlyFreesAndCollectsGetsNoHeap) {
+  std::vector<void *> v;
+  for (int i = 0; i < 100; ++i) v.push_back(vam_malloc(48));
+  size_t live_before = 0, live_after = 0;
+  std::thread([&] {
+    const vam_stats_t b = stats();
+    vam_collect();  // no heap to collect
+    for (void *p : v) vam_free(p);  // remote frees: no segment is the empty heap's
+    vam_collect();
+    const vam_stats_t a = stats();
+    live_before = b.heaps - b.abandoned_heaps;
+    live_after = a.heaps - a.abandoned_heaps;
+  }).join();
+  EXPECT_EQ(live_after, live_before);
+  // The frees went to main's heap: its slow path drains them and reuses them.
+  std::set<void *> freed(v.begin(), v.end());
+  std::vector<void *> w;
+  int reused = 0;
+  for (int i = 0; i < 400; ++i) {
+    w.push_back(vam_malloc(48));
+    reused += freed.count(w.back()) != 0;
+  }
+  EXPECT_GT(reused, 90);
   for (void *p : w) vam_free(p);
 }
 
