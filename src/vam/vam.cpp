@@ -17,6 +17,7 @@
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/huge.hpp"
+#include "vam/object_heap.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_map.hpp"
 
@@ -31,28 +32,10 @@ inline void *fail_nomem() noexcept {
 
 inline bool is_pow2(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
-// A small object in a geometry malloc_impl's inline path does not serve
-// (inline_limit 0): VAM_CLASSES=coarse (the class from the table), and
-// VAM_HEADERS=on, with its header (the object's usable size, in the 16 bytes
-// before it) written, as a DLmalloc-style allocator does. Out of line:
-// malloc_impl's default path stays a leaf with no frame.
-[[gnu::noinline]] void *small_alloc_header(Heap *h, std::size_t n) noexcept {
-  const unsigned c = layout_class(n);
-  void *p = small_alloc(h, c);
-  if (VAM_LIKELY(p != nullptr) && g_layout.header) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
-  return p;
-}
-
+// Every allocation malloc's inline path does not finish, by size
+// (object_heap.hpp).
 void *alloc_in(Heap *h, std::size_t n, std::size_t align) noexcept {
-  void *p;
-  if (n <= kSmallMax && align == 0) {
-    p = g_layout.header ? small_alloc_header(h, n) : small_alloc(h, layout_class(n));
-  } else if (n + align <= g_layout.large_max &&
-             n + align <= LargeHeap::region_capacity()) {
-    p = large_alloc(h, n, align);
-  } else {
-    p = huge_alloc(n, align);
-  }
+  void *p = ObjectHeap::alloc(h, n, align);
   return p ? p : fail_nomem();
 }
 
@@ -161,7 +144,7 @@ void *malloc_miss(std::size_t n) noexcept {
 // headers or coarse classes (inline_limit 0), large, huge and impossible.
 void *malloc_other(std::size_t n) noexcept {
   Heap *h = t_heap;
-  if (h != &g_empty_heap && n <= kSmallMax) return small_alloc_header(h, n);
+  if (h != &g_empty_heap && n <= kSmallMax) return small_alloc_layout(h, n);
   if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
   return malloc_slow(n, 0);
 }
