@@ -1,7 +1,7 @@
 // counters.hpp — HeapStats, the statistics layer of a heap: every change to
 // what vam_stats() reports is one named event here, called from the heap's
 // slow paths and its segment layer (heap_segments.hpp). The small fast paths
-// update just the block's own live count; vam_stats (vam.cpp) sums those.
+// update just the block's own live count; vam_stats (stats.cpp) sums those.
 //
 // Each counter is written only by the thread that currently owns the heap
 // (remote frees are applied by the owner when it drains its remote list), so

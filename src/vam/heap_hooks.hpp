@@ -6,7 +6,7 @@
 // an include cycle (large_region.cpp -> heap.hpp -> large_region.hpp), and
 // every change to Heap would rebuild the large-object code. The calls are
 // declared here instead; heap.hpp includes this header, so its users see
-// them as before. Defined in vam.cpp. (Mapping, discarding and unmapping a
+// them as before. Defined in threads.cpp. (Mapping, discarding and unmapping a
 // heap's segments, with their statistics and huge-page advice, is a layer of
 // its own: heap_segments.hpp.)
 // tests/vam/include_cycles.py fails the build's tests if a cycle comes back.
@@ -14,7 +14,7 @@
 
 namespace alloclab::vam {
 
-void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (vam.cpp)
-int live_heaps() noexcept;             // heaps owned by running threads (vam.cpp)
+void reclaim_abandoned() noexcept;     // apply frees waiting on abandoned heaps (threads.cpp)
+int live_heaps() noexcept;             // heaps owned by running threads (threads.cpp)
 
 }  // namespace alloclab::vam

@@ -157,7 +157,7 @@ void clamp(const char *name, std::int64_t &field, std::int64_t lo, std::int64_t 
 
 }  // namespace
 
-// Called once with the environment in place (vam.cpp), so each warning is
+// Called once with the environment in place (startup.cpp), so each warning is
 // written once per process.
 bool read_options() noexcept {
   Options &o = options();
