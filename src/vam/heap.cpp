@@ -39,7 +39,7 @@ void push(Block *&list, Block *b) noexcept {
 }
 
 // Available list of a class: insert at the front (paper §3.5: a new block
-// is where the next objects go).
+// is where the next objects go; avail_push_regained for a full block).
 void avail_push_front(Heap *h, Block *b) noexcept {
   Block *&head = h->avail[b->cls];
   b->prev = nullptr;
@@ -52,24 +52,23 @@ void avail_push_front(Heap *h, Block *b) noexcept {
   store_relaxed(b->state, BlockState::front);
 }
 
-// A full block that regains space: second in its class's list, right
-// behind the block allocation is using, and in state `front` like that one,
-// so that its frees take the fast path onto its LIFO list (heap.hpp): it is
-// the next block allocation uses, and the objects freed into it last are
-// the ones it hands out first. A block the second place already held moves
-// down and waits. (Paper §3.5 puts such a block at the front; docs/vam.md,
-// "Reap allocation and ordering", says why not.)
-void avail_push_second(Heap *h, Block *b) noexcept {
+// A full block that regains space goes to the front (§3.5: the object just
+// freed, likely still in cache, is the next one handed out). The block it
+// displaces stays in state `front`, second in line, so that frees into it
+// still take the fast path onto its LIFO list (heap.hpp); it is the block
+// allocation returns to once the regained one is used up again, often at
+// the next allocation but one. A block the second place already held moves
+// down and waits.
+void avail_push_regained(Heap *h, Block *b) noexcept {
   Block *head = h->avail[b->cls];
-  if (!head) return avail_push_front(h, b);
-  Block *next = head->next;
-  b->prev = head;
-  b->next = next;
-  if (next) {
-    next->prev = b;
-    store_relaxed(next->state, BlockState::waiting);
+  if (head) {
+    if (Block *second = head->next; second && second->state == BlockState::front)
+      store_relaxed(second->state, BlockState::waiting);
+    head->prev = b;
   }
-  head->next = b;
+  b->prev = nullptr;
+  b->next = head;
+  h->avail[b->cls] = b;
   store_relaxed(b->state, BlockState::front);
 }
 
@@ -436,7 +435,7 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
 }
 
 void small_free_slow(Heap *h, Block *b) noexcept {
-  if (b->state == BlockState::full) avail_push_second(h, b);
+  if (b->state == BlockState::full) avail_push_regained(h, b);
   // Keep an empty block only when it is its class's sole block: the next
   // allocation of this size would just need it again.
   if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
@@ -478,12 +477,12 @@ namespace {
 
 // The frees small_free_local leaves: a waiting or full block, the last
 // object of a block, or one the fast check rejected. The two most common
-// (on larson, 1% of the frees) are finished here, after the same
+// (on larson, 2% of the frees) are finished here, after the same
 // slot-start check as small_free_local's (`prod` is its off * recip):
 //  * into a waiting block that keeps live objects: the slot's pending bit
 //    (heap.hpp), the bit itself the double-free check; no stack frame;
 //  * into a full block: pushed on its list after the first-word check, as
-//    in the fast path, then small_free_slow puts it behind the front.
+//    in the fast path, then small_free_slow makes it the front (§3.5).
 // The rest go to small_free_general, which runs every check again.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
   const BlockState state = b->state;

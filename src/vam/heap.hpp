@@ -193,9 +193,10 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // A free into a block in state `front` goes on the block's LIFO list, so the
 // next allocation from it reuses the object most likely still in cache
 // (§3.4). Those blocks are the one allocation is using (the head of its
-// class's list) and, when a full block has regained space, that block, put
-// right behind the head (heap.cpp, avail_push_second); a free into a full
-// block goes there too. A free into a block further down the list cannot be
+// class's list) and the one right behind it when a full block that regained
+// space took its place (heap.cpp, avail_push_regained); a free into a full
+// block goes on its list too, and makes it the head. A free into a block
+// further down the list cannot be
 // reused before that block is the front again, by which time LIFO order
 // means nothing: it
 // sets the slot's bit in `pending` instead, and the block's next use takes

@@ -773,37 +773,37 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
   vam_free(c);
 }
 
-// Two full blocks A and B of 1024-byte objects (16 per 16 KiB block), then
+// Full blocks A, B and C of 1024-byte objects (16 per 16 KiB block), then
 // frees that leave A third in the class's list: one object freed while A
-// was second (its LIFO list), two freed out of address order after B took
-// the second place (pending: they come back in address order). The front is
-// a block whose last object has just been handed out, so the next
-// allocation takes B, then A.
+// was still in state front (its LIFO list), two freed out of address order
+// once it waits (pending: they come back in address order). A full block
+// that regains space becomes the front and the block it displaces stays in
+// state front, second; the one behind that waits. C's freed object is
+// handed out again at once, leaving C, used up, at the front and B second.
 struct TwoBlocks {
-  std::vector<char *> all, a, b;
+  std::vector<char *> all, a, b, c;
+  char *again = nullptr;  // c[0] again
   static uintptr_t block(const char *p) { return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}; }
   TwoBlocks() {
     std::map<uintptr_t, std::vector<char *>> blocks;
-    for (int i = 0; i < 64; ++i) {
-      all.push_back(static_cast<char *>(vam_malloc(1024)));
-      blocks[block(all.back())].push_back(all.back());
-    }
-    // Until the block allocation is using is all ours: it is used up, and
-    // still the front (the next allocation moves it off the list).
-    for (int i = 0; i < 32 && blocks[block(all.back())].size() < 16; ++i) {
+    for (int i = 0; i < 96; ++i) {
       all.push_back(static_cast<char *>(vam_malloc(1024)));
       blocks[block(all.back())].push_back(all.back());
     }
     std::vector<std::vector<char *>> full;
     for (auto &kv : blocks)
       if (kv.second.size() == 16 && kv.first != block(all.back())) full.push_back(kv.second);
-    if (full.size() < 2 || blocks[block(all.back())].size() != 16) return;
+    if (full.size() < 3) return;
     a = full[0];
     b = full[1];
+    c = full[2];
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    vam_free(a[9]);   // A was full: second in the list, behind the front
-    vam_free(b[3]);   // B too: B is second now, A waits behind it
+    std::sort(c.begin(), c.end());
+    vam_free(a[9]);   // A was full: the front
+    vam_free(b[3]);   // B too: B is the front, A second (still LIFO)
+    vam_free(c[0]);   // C: the front, B second, A waits
+    again = static_cast<char *>(vam_malloc(1024));  // c[0]: C is used up
     vam_free(a[12]);  // A waits: pending
     vam_free(a[1]);
   }
@@ -814,8 +814,9 @@ struct TwoBlocks {
   }
   void release(const std::vector<char *> &got) {
     for (char *p : all)
-      if (p != a[9] && p != b[3] && p != a[12] && p != a[1]) vam_free(p);
+      if (p != a[9] && p != b[3] && p != a[12] && p != a[1] && p != c[0]) vam_free(p);
     for (char *p : got) vam_free(p);
+    vam_free(again);
   }
 };
 
@@ -844,6 +845,7 @@ TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto got = t.next4();
+  EXPECT_EQ(t.again, t.c[0]);
   // B (second behind the used-up front) first; then A: its LIFO list
   // (a[9]), then the slots freed while it waited, lowest address first.
   EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
@@ -855,18 +857,13 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   // block is the front.
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
-  const auto first = t.next4();     // A and B are full again, A the used-up front
-  std::vector<char *> filler;       // a fresh front, used up (as in TwoBlocks)
-  std::map<uintptr_t, int> in_block;
-  do {
-    filler.push_back(static_cast<char *>(vam_malloc(1024)));
-  } while (++in_block[TwoBlocks::block(filler.back())] < 16 && filler.size() < 64);
-  ASSERT_EQ(in_block[TwoBlocks::block(filler.back())], 16);
-  vam_free(t.a[14]);                // A was full: second, LIFO list
-  vam_free(t.b[5]);                 // B takes the second place, A waits
+  const auto first = t.next4();     // A, B and C are full again
+  vam_free(t.a[14]);                // A becomes the front: LIFO list
+  vam_free(t.b[5]);                 // B the front, A second
+  vam_free(t.c[7]);                 // C the front, B second, A waits
   const int scrambled[] = {4, 10, 0, 6, 2, 8, 13};
   for (int i : scrambled) vam_free(t.a[i]);
-  std::vector<char *> want = {t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
+  std::vector<char *> want = {t.c[7], t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
   std::vector<char *> got;
   for (size_t i = 0; i < want.size(); ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
   std::vector<char *> got_sorted = got, want_sorted = want;
@@ -875,41 +872,25 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   ASSERT_EQ(got_sorted, want_sorted);  // else the objects are left alone rather than freed twice
   EXPECT_EQ(got, want);
   t.release(first);  // frees `got` too: the same objects as the ones freed above
-  for (char *p : filler) vam_free(p);
 }
 
-// A full block that regains space goes behind the front, not in front of
-// it (heap.cpp, avail_push_second): the front keeps serving allocations, and
-// the block's frees meanwhile take the fast path onto its LIFO list. Before,
-// it became the front, and on a heap whose live objects nearly fill their
-// blocks (larson) the front changed on a third of the frees.
-TEST(VamReap, AFullBlockThatRegainsSpaceGoesBehindTheFront) {
-  TwoBlocks t;  // the front E is used up; B is second, A third
+// The block a regained full block displaces from the front stays in state
+// front, second (heap.cpp, avail_push_regained): frees into it go on its
+// LIFO list in the fast path, not into `pending`, and it hands them out,
+// the last freed first, as soon as the front is used up. Before, it waited,
+// and on a heap whose live objects nearly fill their blocks (larson) every
+// free into a full block turned the frees into the former front into
+// waiting-block frees, off the fast path.
+TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
+  TwoBlocks t;  // C used up at the front; B second (b[3] on its list); A waits
   ASSERT_FALSE(t.a.empty());
-  char *const last = t.all.back();  // in E
-  std::vector<char *> e;
-  for (char *p : t.all)
-    if (TwoBlocks::block(p) == TwoBlocks::block(last)) e.push_back(p);
-  ASSERT_EQ(e.size(), 16u);
-  const auto first = t.next4();  // E, B and A are full; A is the used-up front
-  std::vector<char *> filler;    // a new front, used up
-  std::map<uintptr_t, int> in_block;
-  do {
-    filler.push_back(static_cast<char *>(vam_malloc(1024)));
-  } while (++in_block[TwoBlocks::block(filler.back())] < 16 && filler.size() < 64);
-  ASSERT_EQ(in_block[TwoBlocks::block(filler.back())], 16);
-  std::vector<char *> f;
-  for (char *p : filler)
-    if (TwoBlocks::block(p) == TwoBlocks::block(filler.back())) f.push_back(p);
-  vam_free(t.a[3]);   // A was full: second, behind the front F
-  vam_free(t.a[11]);  // A is second: its LIFO list, not pending
-  vam_free(f[5]);     // F is still the front: its LIFO list
+  ASSERT_EQ(t.again, t.c[0]);
+  vam_free(t.b[7]);
+  vam_free(t.b[2]);  // lower address, freed last
   std::vector<char *> got;
   for (int i = 0; i < 3; ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
-  // F's object first, then A's, the last freed first.
-  EXPECT_EQ(got, (std::vector<char *>{f[5], t.a[11], t.a[3]}));
-  t.release(first);  // frees a[3] and a[11] again live in `got`, as they are in `all`
-  for (char *p : filler) vam_free(p);  // f[5] too
+  EXPECT_EQ(got, (std::vector<char *>{t.b[2], t.b[7], t.b[3]}));
+  t.release({t.b[3]});  // b[2] and b[7], live again, are in `all`
 }
 
 TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
