@@ -190,11 +190,15 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 // Free fast path for an object of a block this thread's heap owns (or, in
 // drain_remote and for an abandoned heap, the heap being worked on: its owner).
 //
-// A free into the block allocation is using (the front of its class's list)
-// or into a full block (which becomes the front) goes on the block's LIFO
-// list, so the next allocation reuses the object most likely still in cache
-// (§3.4). A free into a block further down the list cannot be reused before
-// that block is the front again, by which time LIFO order means nothing: it
+// A free into a block in state `front` goes on the block's LIFO list, so the
+// next allocation from it reuses the object most likely still in cache
+// (§3.4). Those blocks are the one allocation is using (the head of its
+// class's list) and the one right behind it when a full block that regained
+// space took its place (heap.cpp, avail_push_regained); a free into a full
+// block goes on its list too, and makes it the head. A free into a block
+// further down the list cannot be
+// reused before that block is the front again, by which time LIFO order
+// means nothing: it
 // sets the slot's bit in `pending` instead, and the block's next use takes
 // those slots in address order — on a fragmented heap, consecutive objects
 // then run forwards through the page rather than jumping about in it.
@@ -242,8 +246,8 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
 // times its recip, as small_free_local computed it.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
 
-// The common free, into the front block of its class that keeps live
-// objects, is finished here; a free into a waiting or full block, of a
+// The common free, into a `front` block that keeps live objects, is
+// finished here; a free into a waiting or full block, of a
 // block's last object, or one any check rejects, goes to small_free_other,
 // which repeats the checks in full. One product gives both the interior-
 // pointer check and the slot: off * recip = slot * 2^32 + frac, and off is a

@@ -52,9 +52,11 @@ struct FreeObj {
 };
 
 // Life of a page block: fresh (never used) -> in its class's available list,
-// as the front (allocation takes objects from it) or waiting behind it <->
-// full (off every list) -> empty (in the heap's empty list, reusable for any
-// class of the same block size).
+// as the front (allocation takes objects from it; also the block right
+// behind it, when a full block that regained space took its place: frees
+// go on the LIFO list of both) or waiting further down <-> full (off every
+// list) -> empty (in the heap's empty list, reusable for any class of the
+// same block size).
 enum class BlockState : std::uint8_t { fresh = 0, front, waiting, full, empty };
 
 // Most slots per block: 4096 / 8 (the smallest class in a one-page block).

@@ -804,32 +804,38 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
   vam_free(c);
 }
 
-// Two full blocks A and B of 1024-byte objects (16 per 16 KiB block), then
-// frees that leave A second in the class's list: one object freed while A
-// was the front (its LIFO list), two freed out of address order after B
-// took the front (pending: they come back in address order).
+// Full blocks A, B and C of 1024-byte objects (16 per 16 KiB block), then
+// frees that leave A third in the class's list: one object freed while A
+// was still in state front (its LIFO list), two freed out of address order
+// once it waits (pending: they come back in address order). A full block
+// that regains space becomes the front and the block it displaces stays in
+// state front, second; the one behind that waits. C's freed object is
+// handed out again at once, leaving C, used up, at the front and B second.
 struct TwoBlocks {
-  std::vector<char *> all, a, b;
-  char *spare = nullptr;
+  std::vector<char *> all, a, b, c;
+  char *again = nullptr;  // c[0] again
+  static uintptr_t block(const char *p) { return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}; }
   TwoBlocks() {
-    for (int i = 0; i < 64; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
-    // One more, from another block: the block the 64th filled is then off
-    // the list too, not still its front (as it was whenever it happened to
-    // be A or B, depending on which blocks earlier tests left empty).
-    spare = static_cast<char *>(vam_malloc(1024));
     std::map<uintptr_t, std::vector<char *>> blocks;
-    for (char *p : all) blocks[reinterpret_cast<uintptr_t>(p) & ~uintptr_t{16384 - 1}].push_back(p);
+    for (int i = 0; i < 96; ++i) {
+      all.push_back(static_cast<char *>(vam_malloc(1024)));
+      blocks[block(all.back())].push_back(all.back());
+    }
     std::vector<std::vector<char *>> full;
     for (auto &kv : blocks)
-      if (kv.second.size() == 16) full.push_back(kv.second);
-    if (full.size() < 2) return;
+      if (kv.second.size() == 16 && kv.first != block(all.back())) full.push_back(kv.second);
+    if (full.size() < 3) return;
     a = full[0];
     b = full[1];
+    c = full[2];
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    vam_free(a[9]);   // A was full: it becomes the front
-    vam_free(b[3]);   // B too: B is the front now, A second
-    vam_free(a[12]);  // A is not the front: pending
+    std::sort(c.begin(), c.end());
+    vam_free(a[9]);   // A was full: the front
+    vam_free(b[3]);   // B too: B is the front, A second (still LIFO)
+    vam_free(c[0]);   // C: the front, B second, A waits
+    again = static_cast<char *>(vam_malloc(1024));  // c[0]: C is used up
+    vam_free(a[12]);  // A waits: pending
     vam_free(a[1]);
   }
   std::vector<char *> next4() {
@@ -839,9 +845,9 @@ struct TwoBlocks {
   }
   void release(const std::vector<char *> &got) {
     for (char *p : all)
-      if (p != a[9] && p != b[3] && p != a[12] && p != a[1]) vam_free(p);
+      if (p != a[9] && p != b[3] && p != a[12] && p != a[1] && p != c[0]) vam_free(p);
     for (char *p : got) vam_free(p);
-    vam_free(spare);
+    vam_free(again);
   }
 };
 
@@ -870,8 +876,9 @@ TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto got = t.next4();
-  // B (the front) first; then A: its LIFO list (a[9]), then the slots freed
-  // while it waited, lowest address first.
+  EXPECT_EQ(t.again, t.c[0]);
+  // B (second behind the used-up front) first; then A: its LIFO list
+  // (a[9]), then the slots freed while it waited, lowest address first.
   EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
   t.release(got);
 }
@@ -881,12 +888,13 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   // block is the front.
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
-  const auto first = t.next4();     // A and B are full again
+  const auto first = t.next4();     // A, B and C are full again
   vam_free(t.a[14]);                // A becomes the front: LIFO list
-  vam_free(t.b[5]);                 // B becomes the front, A waits
+  vam_free(t.b[5]);                 // B the front, A second
+  vam_free(t.c[7]);                 // C the front, B second, A waits
   const int scrambled[] = {4, 10, 0, 6, 2, 8, 13};
   for (int i : scrambled) vam_free(t.a[i]);
-  std::vector<char *> want = {t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
+  std::vector<char *> want = {t.c[7], t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
   std::vector<char *> got;
   for (size_t i = 0; i < want.size(); ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
   std::vector<char *> got_sorted = got, want_sorted = want;
@@ -895,6 +903,25 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   ASSERT_EQ(got_sorted, want_sorted);  // else the objects are left alone rather than freed twice
   EXPECT_EQ(got, want);
   t.release(first);  // frees `got` too: the same objects as the ones freed above
+}
+
+// The block a regained full block displaces from the front stays in state
+// front, second (heap.cpp, avail_push_regained): frees into it go on its
+// LIFO list in the fast path, not into `pending`, and it hands them out,
+// the last freed first, as soon as the front is used up. Before, it waited,
+// and on a heap whose live objects nearly fill their blocks (larson) every
+// free into a full block turned the frees into the former front into
+// waiting-block frees, off the fast path.
+TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
+  TwoBlocks t;  // C used up at the front; B second (b[3] on its list); A waits
+  ASSERT_FALSE(t.a.empty());
+  ASSERT_EQ(t.again, t.c[0]);
+  vam_free(t.b[7]);
+  vam_free(t.b[2]);  // lower address, freed last
+  std::vector<char *> got;
+  for (int i = 0; i < 3; ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
+  EXPECT_EQ(got, (std::vector<char *>{t.b[2], t.b[7], t.b[3]}));
+  t.release({t.b[3]});  // b[2] and b[7], live again, are in `all`
 }
 
 TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
