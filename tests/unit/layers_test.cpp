@@ -206,21 +206,29 @@ TEST(MappingCache, TheSmallestMappingThatHoldsTheRequestIsTakenAsItIsWithinTwice
   c.expire(true);
 }
 
-TEST(MappingCache, AMappingMoreThanTwiceTheRequestIsShrunkInPlace) {
+TEST(MappingCache, AMappingMoreThanTwiceTheRequestIsShrunkInPlaceToTwiceTheRequest) {
   TestCache<2> c;
   const std::vector<void *> v = cache_of(c, {10});
   const std::uint64_t m = os_maps(), r = os_remaps();
   std::size_t got = 0;
-  void *p = c.get_chunk(pages(4), &got);
+  void *p = c.get_chunk(pages(3), &got);
   EXPECT_EQ(p, v[0]);
-  EXPECT_EQ(got, pages(4));
+  EXPECT_EQ(got, pages(6));  // the tail beyond twice the request went back
   EXPECT_EQ(os_maps(), m);
   EXPECT_EQ(os_remaps(), r + 1);
   EXPECT_EQ(TestCache<2>::resizes(), 1u);
   EXPECT_EQ(TestCache<2>::cached_bytes(), 0u);
   EXPECT_EQ(static_cast<char *>(p)[0], 10);
+  static_cast<char *>(p)[pages(5)] = 11;  // the last page kept is mapped and writable
   c.put_chunk(p, got);
-  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(4));
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(6));
+  // A request up to what was kept takes it as it is: no grow onto fresh pages.
+  void *q = c.get_chunk(pages(5), &got);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(got, pages(6));
+  EXPECT_EQ(os_remaps(), r + 1);
+  EXPECT_EQ(static_cast<char *>(q)[pages(5)], 11);
+  c.put_chunk(q, got);
   c.expire(true);
 }
 
