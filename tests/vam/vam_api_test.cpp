@@ -924,6 +924,48 @@ TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
   t.release({t.b[3]});  // b[2] and b[7], live again, are in `all`
 }
 
+// A used-up block that a regain would move down the list goes off it
+// instead, marked full (heap.cpp, avail_push_regained): on random
+// replacement such blocks piled up below the front until a slow path walked
+// them off one by one (freelist_micro). Full blocks A, B and C: A regains a
+// slot that the next malloc takes (A used up, the front), B regains one (B
+// the front, A second), C regains one (C the front, B second): A is off
+// the list, so a free into it regains it at once and the next malloc hands
+// out that object, where a waiting A would have kept it pending behind C.
+TEST(VamReap, AUsedUpBlockALaterRegainDisplacesLeavesTheList) {
+  using namespace alloclab::vam;
+  TwoBlocks t;
+  ASSERT_FALSE(t.a.empty());
+  const auto first = t.next4();  // b[3], a[9], a[1], a[12]: A, B and C are full again
+  ASSERT_EQ(first, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
+  vam_free(t.a[9]);
+  char *again = static_cast<char *>(vam_malloc(1024));
+  ASSERT_EQ(again, t.a[9]);  // A used up at the front
+  vam_free(t.b[3]);          // B the front, A second
+  vam_free(t.c[5]);          // C the front, B second, A (used up) off the list
+  Segment *s = alloclab::vam::segment_of(t.a[2]);
+  Block *ba = alloclab::vam::block_of(s, t.a[2]);
+  EXPECT_EQ(ba->state, BlockState::full);
+  EXPECT_EQ(ba->next, nullptr);
+  EXPECT_EQ(ba->prev, nullptr);
+  vam_free(t.a[2]);          // A regained: the front again
+  EXPECT_EQ(ba->state, BlockState::front);
+  char *p = static_cast<char *>(vam_malloc(1024));
+  EXPECT_EQ(p, t.a[2]);
+  // The list from the front down is A, C, B, linked both ways.
+  Block *front = ba, *second = front->next, *third = second ? second->next : nullptr;
+  ASSERT_NE(second, nullptr);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(second, alloclab::vam::block_of(s, t.c[0]));
+  EXPECT_EQ(third, alloclab::vam::block_of(s, t.b[0]));
+  EXPECT_EQ(second->prev, front);
+  EXPECT_EQ(third->prev, second);
+  // Every object of `all` is live again but b[3] and c[5] (a[9] and a[2]
+  // came back as `again` and p; `first` and t.again are among them).
+  for (char *q : t.all)
+    if (q != t.b[3] && q != t.c[5]) vam_free(q);
+}
+
 TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
