@@ -72,7 +72,7 @@ inline bool used_up(const Block *b) noexcept {
 // time, 1.2x with this (docs/results.md, "Locality"). The used-up front
 // itself stays where it is: taking it off instead cost larson 8% more
 // mispredicted branches (frees into it left the fast path).
-void avail_push_regained(Heap *h, Block *b) noexcept {
+[[gnu::always_inline]] inline void avail_push_regained(Heap *h, Block *b) noexcept {
   Block *head = h->avail[b->cls];
   if (head) {
     if (Block *second = head->next; second && second->state == BlockState::front) {
