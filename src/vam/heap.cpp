@@ -52,6 +52,23 @@ void avail_push_front(Heap *h, Block *b) noexcept {
   store_relaxed(b->state, BlockState::front);
 }
 
+// Block b, not the head of its class's list, off the list.
+inline void unlink_behind_head(Block *b) noexcept {
+  b->prev->next = b->next;
+  if (b->next) b->next->prev = b->prev;
+  b->next = b->prev = nullptr;
+}
+
+void avail_remove(Heap *h, Block *b) noexcept {
+  if (b->prev) return unlink_behind_head(b);
+  h->avail[b->cls] = b->next;
+  if (b->next) {
+    store_relaxed(b->next->state, BlockState::front);
+    b->next->prev = nullptr;
+  }
+  b->next = nullptr;
+}
+
 // No free slot, none pending, no room to bump: small_alloc_slow would take
 // it off its list.
 inline bool used_up(const Block *b) noexcept {
@@ -77,10 +94,7 @@ inline bool used_up(const Block *b) noexcept {
   if (head) {
     if (Block *second = head->next; second && second->state == BlockState::front) {
       if (used_up(second)) {
-        Block *third = second->next;
-        head->next = third;
-        if (third) third->prev = head;
-        second->next = second->prev = nullptr;
+        unlink_behind_head(second);
         store_relaxed(second->state, BlockState::full);
       } else {
         store_relaxed(second->state, BlockState::waiting);
@@ -92,17 +106,6 @@ inline bool used_up(const Block *b) noexcept {
   b->next = head;
   h->avail[b->cls] = b;
   store_relaxed(b->state, BlockState::front);
-}
-
-void avail_remove(Heap *h, Block *b) noexcept {
-  if (b->prev) {
-    b->prev->next = b->next;
-  } else {
-    h->avail[b->cls] = b->next;
-    if (b->next) store_relaxed(b->next->state, BlockState::front);
-  }
-  if (b->next) b->next->prev = b->prev;
-  b->next = b->prev = nullptr;
 }
 
 Segment *new_block_segment(Heap *h, int kind) noexcept {
