@@ -66,14 +66,16 @@ inline void *malloc_impl(std::size_t n) noexcept {
   return malloc_other(n);
 }
 
-// The fast path: a free into the block segment the thread last freed into
-// is local, and that segment is known to be mapped and ours (heap.hpp,
-// t_free_seg), so neither the segment map nor the owner is read again. The
+// The fast path: a free into a block segment the thread has freed into
+// before (its slot of t_free_seg, heap.hpp) is local, and that segment is
+// known to be mapped and ours, so neither the segment map nor the owner is
+// read again. The
 // block's own checks (double free, interior pointer) still run. A null p
 // masks to the top of the address space, never a segment.
 inline void free_impl(void *p) noexcept {
   Segment *s = object_segment(p);
-  if (VAM_LIKELY(s == t_free_seg)) small_free_local(s, p);
+  const unsigned i = free_seg_slot(s);
+  if (VAM_LIKELY(s == t_free_seg.seg[i])) small_free_local(s, p, t_free_seg.shift[i]);
   else free_checked(s, p);
 }
 

@@ -12,14 +12,12 @@
 
 namespace alloclab::vam {
 
-__thread Segment *t_free_seg __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = {};
 
 namespace {
 
-inline int kind_of_class(unsigned cls) noexcept { return class_is_medium(cls) ? 1 : 0; }
-inline std::size_t block_bytes(int kind) noexcept {
-  return kind ? std::size_t{1} << g_layout.medium_shift : kSmallBlockBytes;
-}
+inline int kind_of_class(unsigned cls) noexcept { return g_layout.kind[cls]; }
+inline std::size_t block_bytes(int kind) noexcept { return kPage << kind; }
 inline std::int64_t block_pages(int kind) noexcept { return static_cast<std::int64_t>(block_bytes(kind) / kPage); }
 // First byte of a block's pages (its objects start `header` bytes in).
 inline char *block_base(const Block *b) noexcept {
@@ -111,7 +109,7 @@ inline bool used_up(const Block *b) noexcept {
 Segment *new_block_segment(Heap *h, int kind) noexcept {
   // Its header page is in use from the start.
   Segment *s = h->segments.map(h, kind ? SegKind::medium : SegKind::small,
-                               kind ? g_layout.medium_shift : 12, 1);
+                               12 + static_cast<std::uint32_t>(kind), 1);
   if (!s) return nullptr;
   s->next_block = s->first_block();
   s->nblocks = static_cast<std::uint32_t>(kSegmentBytes >> s->block_shift);
@@ -191,7 +189,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   bs->idle = 0;
   const std::size_t size = g_layout.slot[cls];
   // At most kMaxSlots objects (the pending bitmap): only VAM_BLOCK_PAGES above
-  // 4 makes that bite, leaving the tail of a small class's block untouched.
+  // 4 (or VAM_BLOCK_OBJECTS above 512) makes that bite, leaving the tail of a
+  // small class's block untouched.
   std::size_t cap = block_bytes(kind) / size;
   if (cap > kMaxSlots) cap = kMaxSlots;
   b->size = static_cast<std::uint32_t>(size);
@@ -394,7 +393,13 @@ Layout make_layout(const Options &o) noexcept {
     l.inline_limit = 0;  // malloc_impl's inline path never writes a header
   }
   l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
-  l.medium_shift = 12 + static_cast<std::uint32_t>(__builtin_ctzll(static_cast<std::uint64_t>(o.block_pages)));
+  // Block kinds from the object spacing (header included); the 8- and 16-byte
+  // classes stay in one-page blocks whatever the spacing.
+  for (unsigned c = 0; c < kNumClasses; ++c)
+    l.kind[c] = c >= l.classes || l.slot[c] - l.header < kMediumMin
+                    ? 0
+                    : static_cast<std::uint8_t>(block_kind_for(l.slot[c], static_cast<std::size_t>(o.block_pages),
+                                                               static_cast<std::size_t>(o.block_objects)));
   l.large_max = static_cast<std::uint64_t>(o.large_max);
   l.discard = static_cast<std::uint32_t>(o.discard);
   return l;
@@ -595,9 +600,10 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
   bool any = false;
   for (Segment *s = h->block_segs.load(std::memory_order_relaxed); s; s = s->next) {
     if (s->used_blocks != 0) continue;
-    if (s == h->carve[0] || s == h->carve[1]) {
+    const unsigned kind = s->block_shift - 12;
+    if (s == h->carve[kind]) {
       if (!orphan) continue;
-      h->carve[s == h->carve[0] ? 0 : 1] = nullptr;
+      h->carve[kind] = nullptr;
     }
     s->idle = s->idle || orphan ? kDoomed : 1;
     any |= s->idle == kDoomed;
@@ -605,7 +611,7 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
   if (!any) return;
   // Their blocks leave the empty lists (every empty block is clean here:
   // heap_collect has just discarded the dirty ones).
-  for (int kind = 0; kind < 2; ++kind) {
+  for (int kind = 0; kind < int(kBlockKinds); ++kind) {
     Block **link = &h->empty_clean[kind];
     while (Block *b = *link) {
       if (segment_of(b->start)->idle == kDoomed) *link = b->next;
@@ -634,7 +640,7 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
     doomed = s->next;
     // Only the thread that owns h (or, for an abandoned heap, none) can hold
     // it as its verified segment.
-    if (t_free_seg == s) t_free_seg = nullptr;
+    if (t_free_seg.seg[free_seg_slot(s)] == s) t_free_seg.seg[free_seg_slot(s)] = nullptr;
     h->segments.unmap(s, table_pages(s));
   }
 }
@@ -667,7 +673,7 @@ void discard_blocks(Heap *h, int kind, Block *list) noexcept {
 }  // namespace
 
 void heap_collect(Heap *h, bool orphan) noexcept {
-  for (int kind = 0; kind < 2; ++kind) {
+  for (int kind = 0; kind < int(kBlockKinds); ++kind) {
     Block *list = h->empty_dirty[kind];
     h->empty_dirty[kind] = nullptr;
     discard_blocks(h, kind, list);
@@ -690,7 +696,7 @@ void heap_collect(Heap *h, bool orphan) noexcept {
 // their age (maybe_sweep).
 void heap_age(Heap *h, std::int64_t now) noexcept {
   std::int64_t kept = 0;
-  for (int kind = 0; kind < 2; ++kind) {
+  for (int kind = 0; kind < int(kBlockKinds); ++kind) {
     // The young keep their order (the most recently emptied first, reused first).
     Block *young = nullptr;
     Block **tail = &young;
@@ -715,7 +721,9 @@ void heap_age(Heap *h, std::int64_t now) noexcept {
   h->dirty_since_ms = now;  // what is left is due at the next aging sweep
   // Segments go back at collections that leave no block dirty (release_empty_segments
   // takes only clean blocks off the lists).
-  if (!h->empty_dirty[0] && !h->empty_dirty[1]) release_empty_segments(h, false);
+  bool dirty = false;
+  for (const Block *b : h->empty_dirty) dirty |= b != nullptr;
+  if (!dirty) release_empty_segments(h, false);
   huge_cache_expire(false);
 }
 

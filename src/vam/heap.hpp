@@ -49,9 +49,10 @@ struct Heap {
   std::atomic<std::uint32_t> orphan_frees{0};
   alignas(64) Heap *all_next = nullptr;     // every heap ever made (global list)
   Heap *abandoned_next = nullptr;
-  Segment *carve[2] = {};                   // segment handing out fresh blocks (small, medium)
-  Block *empty_dirty[2] = {};               // empty blocks, pages still resident
-  Block *empty_clean[2] = {};               // empty blocks, pages discarded
+  // Per block kind (size_classes.hpp: kPage << kind bytes):
+  Segment *carve[kBlockKinds] = {};         // segment handing out fresh blocks
+  Block *empty_dirty[kBlockKinds] = {};     // empty blocks, pages still resident
+  Block *empty_clean[kBlockKinds] = {};     // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
   std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
   std::int64_t dirty_since_ms = 0;          // it went from no empty pages to some (or was aged)
@@ -139,12 +140,38 @@ inline bool looks_freed(const void *p) noexcept {
   return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
 }
 
-// The block segment of this thread's heap that `free` last found by the
-// full check (the segment map, then the owner): a later free into the same
-// segment skips both, since only this thread can unmap it (heap.cpp,
-// release_empty_segments, forgets it first). Null, or a mapped small/medium
-// segment whose owner is this thread's heap; thread exit clears it (threads.cpp).
-extern __thread Segment *t_free_seg __attribute__((tls_model("initial-exec")));
+// The block segments of this thread's heap that `free` found by the full
+// check (the segment map, then the owner), one per slot of a small
+// direct-mapped cache indexed by the segment number's low bits: a later free
+// into one of them skips both, since only this thread can unmap it
+// (heap.cpp, release_empty_segments, forgets it first). Each slot is null,
+// or a mapped small/medium segment whose owner is this thread's heap; thread
+// exit clears them (threads.cpp). One slot was not enough once each block
+// size had its own segments: a program freeing objects of mixed sizes
+// alternated between them, and the fast path's test went whichever way the
+// object's size did (larson: 6.8 M mispredicted branches against 1.2 M).
+// Segments are mapped next to each other, so a heap's few are in different
+// slots. Each slot keeps the segment's block shift too, so the fast path
+// reads no segment header at all: with a segment per block size, the
+// headers' free-path lines (all in one L1 set, segment.hpp) were several
+// where there had been one (sqlite3: +3% D1 misses, most of them in free).
+// The segments and the shifts are two arrays, not one of pairs, so that
+// each is one load at the thread pointer plus the slot (a pair's address
+// has to be computed first: 4% of larson's time).
+inline constexpr unsigned kFreeSegSlots = 8;
+struct FreeSegs {
+  Segment *seg[kFreeSegSlots];
+  std::uint8_t shift[kFreeSegSlots];  // seg[i]->block_shift
+};
+extern __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec")));
+inline unsigned free_seg_slot(const Segment *s) noexcept {
+  return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(s) >> kSegmentShift) % kFreeSegSlots;
+}
+inline void free_seg_set(Segment *s, std::uint32_t shift) noexcept {
+  const unsigned i = free_seg_slot(s);
+  t_free_seg.seg[i] = s;
+  t_free_seg.shift[i] = static_cast<std::uint8_t>(shift);
+}
 
 // One more live object in b. Only the heap's owner writes `used`; the
 // statistics walk reads it from other threads (load_relaxed), so each write
@@ -257,8 +284,8 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 // a block of up to 64 KiB and objects of up to 1040 bytes; a pointer before
 // the block's first object, VAM_HEADERS=on, is accepted by no more sizes
 // than the old check, slot * size == off, accepted).
-inline void small_free_local(Segment *s, void *p) noexcept {
-  Block *b = block_of(s, p);
+inline void small_free_local(Segment *s, void *p, std::size_t shift) noexcept {
+  Block *b = s->blocks() + ((reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> shift);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const std::uint32_t recip = b->recip;
@@ -276,6 +303,7 @@ inline void small_free_local(Segment *s, void *p) noexcept {
   }
   small_free_other(s, b, p, prod);
 }
+inline void small_free_local(Segment *s, void *p) noexcept { small_free_local(s, p, s->block_shift); }
 
 // Free into another thread's heap: one CAS, no lock (the owner drains later).
 inline void remote_free(Heap *owner, void *p) noexcept {

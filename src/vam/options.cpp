@@ -184,6 +184,7 @@ bool read_options() noexcept {
   clamp("VAM_HUGE_CACHE", o.huge_cache, 0, kMax);
   clamp("VAM_HUGEPAGE_MIN", o.hugepage_min, 0, kMax);
   clamp("VAM_STATS", o.stats, 0, 1);
+  clamp("VAM_BLOCK_OBJECTS", o.block_objects, 1, 512);
   return env != nullptr;
 }
 

@@ -57,10 +57,13 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
   /* A 16-byte header holding the size before every small object, as DLmalloc's: */         \
   /* off (headerless, BIBOP, paper §3.3) | on (the baseline the paper measures).  */         \
   X("VAM_HEADERS",           headers,           0 /*off*/,  "off | on")                       \
-  /* Pages per block of the classes from 32 bytes up: 1 | 2 | 4 | 8 | 16. A      */         \
-  /* block holds at most 512 objects (its pending bitmap), so above 4 pages the   */         \
-  /* smallest classes leave the rest of their block untouched.                    */         \
+  /* The fewest pages per block of the classes from 32 bytes up: 1 | 2 | 4 | 8 |  */         \
+  /* 16. A block holds at most 512 objects (its pending bitmap), so above 4      */         \
+  /* pages the smallest classes leave the rest of their block untouched.          */         \
   X("VAM_BLOCK_PAGES",       block_pages,       4,          "1 | 2 | 4 | 8 | 16")          \
+  /* The fewest objects a block of those classes holds: its pages double (up to  */         \
+  /* 16) until it holds this many. 1: every such block VAM_BLOCK_PAGES pages.    */         \
+  X("VAM_BLOCK_OBJECTS",     block_objects,     64,         "objects, 1..512")               \
   /* Print vam_stats() to stderr at exit.                                          */         \
   X("VAM_STATS",             stats,             0,          "0 | 1")
 

@@ -6,12 +6,16 @@
 //
 //   class 0: 8 bytes; class k (1..64): 16*k bytes  -> 8, 16, 32, 48, ..., 1024
 //
-// The 8- and 16-byte classes live in one-page blocks; every class from 32
-// bytes up lives in four-page (16 KiB) blocks. A bigger block means fewer
-// block switches and, on a fragmented heap, objects allocated one after the
-// other land in the same 16 KiB instead of jumping to another page every
-// dozen objects (docs/vam.md, "Block sizes"). The two tiny classes stay at
-// one page because a block's pending-free bitmap has 512 bits (segment.hpp).
+// A class's page block is sized to hold enough objects: one page for the 8-
+// and 16-byte classes, four pages (16 KiB) from 32 bytes up, doubled (up to
+// 16 pages) while the block would hold fewer than 64 objects -- 32 KiB for
+// 272..512 bytes, 64 KiB for 528..1024. A bigger block means fewer block
+// switches and, on a fragmented heap, objects allocated one after the other
+// land in the same 16 KiB instead of jumping to another page every dozen
+// objects; a block of few objects turns over every few frees, and each turn
+// is a trip through the slow paths (docs/vam.md, "Block sizes"). The two
+// tiny classes stay at one page because a block's pending-free bitmap has
+// 512 bits (segment.hpp).
 #pragma once
 
 #include <cstddef>
@@ -23,8 +27,13 @@ inline constexpr std::size_t kPage = 4096;            // x86-64 Linux base page
 inline constexpr unsigned kNumClasses = 65;
 inline constexpr std::size_t kSmallMax = 1024;        // largest page-block object
 inline constexpr std::size_t kSmallBlockBytes = kPage;       // classes 8 and 16
-inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 32..1024
+inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 32..1024: the fewest pages
 inline constexpr std::size_t kMediumMin = 17;                // smallest size in a four-page block
+inline constexpr unsigned kMaxBlockShift = 16;               // 64 KiB: the most a block grows to
+// Block kinds: a block of kind k is kPage << k bytes (one page .. 16 pages).
+// Each kind has its own segments, carving and empty lists (heap.cpp).
+inline constexpr unsigned kBlockKinds = kMaxBlockShift - 12 + 1;
+inline constexpr unsigned kBlockObjects = 64;                // the fewest objects a block grows to hold
 
 // Class index for a request of `n` bytes (n <= kSmallMax). 0 bytes -> class 0.
 constexpr unsigned size_class(std::size_t n) noexcept {
@@ -38,9 +47,24 @@ constexpr std::size_t class_size(unsigned c) noexcept {
 
 constexpr bool class_is_medium(unsigned c) noexcept { return class_size(c) >= kMediumMin; }
 
-constexpr std::size_t class_block_bytes(unsigned c) noexcept {
-  return class_is_medium(c) ? kMediumBlockBytes : kSmallBlockBytes;
+// Kind of the block of objects of `size` bytes: `pages` pages (a power of
+// two), doubled while it holds fewer than `objects` objects, up to 16 pages;
+// one page below kMediumMin bytes.
+constexpr unsigned block_kind_for(std::size_t size, std::size_t pages, std::size_t objects) noexcept {
+  if (size < kMediumMin) return 0;
+  unsigned k = static_cast<unsigned>(__builtin_ctzll(pages));
+  while (k + 12 < kMaxBlockShift && (kPage << k) / size < objects) ++k;
+  return k;
 }
+
+// Block bytes of class c in the default geometry.
+constexpr std::size_t class_block_bytes(unsigned c) noexcept {
+  return kPage << block_kind_for(class_size(c), kMediumBlockBytes / kPage, kBlockObjects);
+}
+static_assert(class_block_bytes(0) == kPage && class_block_bytes(2) == 4 * kPage &&
+              class_block_bytes(16) == 4 * kPage && class_block_bytes(17) == 8 * kPage &&
+              class_block_bytes(32) == 8 * kPage && class_block_bytes(33) == 16 * kPage &&
+              class_block_bytes(64) == 16 * kPage);
 
 static_assert(size_class(0) == 0 && size_class(8) == 0 && size_class(9) == 1);
 static_assert(size_class(16) == 1 && size_class(17) == 2 && size_class(1024) == 64);
@@ -63,7 +87,6 @@ struct alignas(64) Layout {
   std::size_t inline_limit;                  // malloc_impl serves n < inline_limit inline (default geometry only)
   std::uint32_t coarse;                      // VAM_CLASSES=coarse (class_of differs from size_class)
   std::uint32_t header;                      // bytes before each small object: 0 or 16
-  std::uint32_t medium_shift;                // log2 of a medium block's bytes
   std::uint32_t lifo;                        // VAM_BLOCK_ALLOC=lifo: blocks threaded when made
   unsigned classes;                          // classes in use (<= kNumClasses)
   // Copies of two options the allocation and free paths read, in the line
@@ -73,6 +96,7 @@ struct alignas(64) Layout {
   // fixed (layout_settle).
   std::uint64_t large_max;                   // VAM_LARGE_MAX
   std::uint32_t discard;                     // VAM_DISCARD (DiscardPolicy)
+  std::uint8_t kind[kNumClasses];            // block kind of each class: kPage << kind bytes
 };
 
 static_assert(offsetof(Layout, inline_limit) / 64 == offsetof(Layout, coarse) / 64 &&
@@ -87,7 +111,8 @@ constexpr Layout default_layout() noexcept {
   for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = static_cast<std::uint32_t>(class_size(c));
   l.inline_limit = kSmallMax + 1;
   l.header = 0;
-  l.medium_shift = 14;
+  for (unsigned c = 0; c < kNumClasses; ++c)
+    l.kind[c] = static_cast<std::uint8_t>(block_kind_for(class_size(c), kMediumBlockBytes / kPage, kBlockObjects));
   l.lifo = 0;
   l.coarse = 0;
   l.classes = kNumClasses;

@@ -151,7 +151,7 @@ void *malloc_other(std::size_t n) noexcept {
 
 // Every free but one into the segment the thread last freed into: the
 // segment map says whether vam has a segment at s, then its header says
-// who owns it. A block segment of this thread's heap becomes t_free_seg.
+// who owns it. A block segment of this thread's heap goes in t_free_seg.
 // free_impl (api.hpp) jumps here: a remote free (most frees in a
 // producer/consumer program) pays the fast path's compare and one jump, as
 // when free was a wrapper over free_impl with this inline.
@@ -168,7 +168,7 @@ void free_checked(Segment *s, void *p) noexcept {
   Heap *h = t_heap;
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
     if (VAM_LIKELY(s->owner == h)) {
-      t_free_seg = s;
+      free_seg_set(s, s->block_shift);
       small_free_local(s, p);
     } else {
       remote_free(s->owner, p);

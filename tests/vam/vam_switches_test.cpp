@@ -10,8 +10,12 @@
 //   headers-off      (default) objects of one class sit one size apart
 //   headers-on       VAM_HEADERS=on: 16 bytes further apart, the header before each
 //                    object holds its usable size; alignment 16 (and memalign's) kept
-//   pages-N          VAM_BLOCK_PAGES=N (pages-4: the default): 64 fresh 1000-byte
-//                    objects fill 16, 4 or 1 block(s) for N = 1, 4, 16
+//   pages-N          VAM_BLOCK_PAGES=N with VAM_BLOCK_OBJECTS=1 (blocks of a
+//                    fixed size): 64 fresh 1000-byte objects fill 16, 4 or 1
+//                    block(s) for N = 1, 4, 16
+//   objects-N        VAM_BLOCK_OBJECTS=N (objects-64: the default): a block of
+//                    the 1008-, 496- and 240-byte classes doubles from four
+//                    pages until it holds N objects (up to 16 pages)
 // Prints "vam_switches <mode> ok" or the first mismatch.
 #include <stdint.h>
 #include <stdio.h>
@@ -111,6 +115,25 @@ int main(int argc, char **argv) {
     long jumps = 0;
     for (long v : s) jumps += v != 1008;
     expect(jumps == blocks - 1, "block changes over 64 fresh 1000-byte objects", jumps, blocks - 1);
+  } else if (strncmp(mode, "objects-", 8) == 0) {
+    const long want = atol(mode + 8);
+    // Sizes that leave a gap at a block's end, so a block change shows as a step.
+    for (long size : {1008L, 496L, 240L}) {
+      long bytes = 4 * 4096;
+      while (bytes < 16 * 4096 && bytes / size < want) bytes *= 2;
+      const long per = bytes / size;
+      // Twice a block's objects, plus one: two block changes.
+      const int count = static_cast<int>(2 * per);
+      long *s = static_cast<long *>(malloc(sizeof(long) * count));
+      steps(static_cast<size_t>(size), count, s);
+      long jumps = 0;
+      for (int i = 0; i < count; ++i) jumps += s[i] != size;
+      free(s);
+      char what[96];
+      snprintf(what, sizeof what, "block changes over %d fresh %ld-byte objects (%ld a block)", count + 1,
+               size, per);
+      expect(jumps == 2, what, jumps, 2);
+    }
   } else {
     printf("vam_switches: unknown mode %s\n", mode);
     return 2;
