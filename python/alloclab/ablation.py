@@ -10,7 +10,7 @@ others at their defaults, on bundled workloads and real programs:
     VAM_BLOCK_ALLOC  bump | lifo             allocation inside a block (§3.4)
     VAM_HEADERS      off | on                per-object headers on small objects (§3.3)
     VAM_BLOCK_PAGES  1 | 4 | 16              fewest pages per medium block (§3.1)
-    VAM_BLOCK_OBJECTS 64 | 1                 blocks doubled until they hold 64 objects, or fixed
+    VAM_BLOCK_OBJECTS 32 | 1 | 64            blocks doubled until they hold 32 (64) objects, or fixed
     VAM_DISCARD      delayed | eager | off   empty-page discard (§3.6)
 
 Per program and setting it measures wall time (interleaved rounds: each round
@@ -66,8 +66,8 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("VAM_BLOCK_PAGES", "4", ("4", "1", "16"),
            "one page for small objects, four for medium: less page-internal fragmentation at the "
            "block's end"),
-    Switch("VAM_BLOCK_OBJECTS", "64", ("64", "1"),
-           "not the paper's: it fixes no block size; blocks of big objects grown until they hold 64 "
+    Switch("VAM_BLOCK_OBJECTS", "32", ("32", "1", "64"),
+           "not the paper's: it fixes no block size; blocks of big objects grown until they hold 32 "
            "(as jemalloc sizes its slabs per class) turn over less often than blocks of one size"),
     Switch("VAM_DISCARD", "delayed", ("delayed", "eager", "off"),
            "discarding every empty page at once costs a system call and a fault per reuse, "

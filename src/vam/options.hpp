@@ -63,7 +63,7 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
   X("VAM_BLOCK_PAGES",       block_pages,       4,          "1 | 2 | 4 | 8 | 16")          \
   /* The fewest objects a block of those classes holds: its pages double (up to  */         \
   /* 16) until it holds this many. 1: every such block VAM_BLOCK_PAGES pages.    */         \
-  X("VAM_BLOCK_OBJECTS",     block_objects,     64,         "objects, 1..512")               \
+  X("VAM_BLOCK_OBJECTS",     block_objects,     32,         "objects, 1..512")               \
   /* Print vam_stats() to stderr at exit.                                          */         \
   X("VAM_STATS",             stats,             0,          "0 | 1")
 

@@ -8,8 +8,8 @@
 //
 // A class's page block is sized to hold enough objects: one page for the 8-
 // and 16-byte classes, four pages (16 KiB) from 32 bytes up, doubled (up to
-// 16 pages) while the block would hold fewer than 64 objects -- 32 KiB for
-// 272..512 bytes, 64 KiB for 528..1024. A bigger block means fewer block
+// 16 pages) while the block would hold fewer than 32 objects -- 32 KiB for
+// 528..1024 bytes. A bigger block means fewer block
 // switches and, on a fragmented heap, objects allocated one after the other
 // land in the same 16 KiB instead of jumping to another page every dozen
 // objects; a block of few objects turns over every few frees, and each turn
@@ -33,7 +33,7 @@ inline constexpr unsigned kMaxBlockShift = 16;               // 64 KiB: the most
 // Block kinds: a block of kind k is kPage << k bytes (one page .. 16 pages).
 // Each kind has its own segments, carving and empty lists (heap.cpp).
 inline constexpr unsigned kBlockKinds = kMaxBlockShift - 12 + 1;
-inline constexpr unsigned kBlockObjects = 64;                // the fewest objects a block grows to hold
+inline constexpr unsigned kBlockObjects = 32;                // the fewest objects a block grows to hold
 
 // Class index for a request of `n` bytes (n <= kSmallMax). 0 bytes -> class 0.
 constexpr unsigned size_class(std::size_t n) noexcept {
@@ -62,9 +62,8 @@ constexpr std::size_t class_block_bytes(unsigned c) noexcept {
   return kPage << block_kind_for(class_size(c), kMediumBlockBytes / kPage, kBlockObjects);
 }
 static_assert(class_block_bytes(0) == kPage && class_block_bytes(2) == 4 * kPage &&
-              class_block_bytes(16) == 4 * kPage && class_block_bytes(17) == 8 * kPage &&
-              class_block_bytes(32) == 8 * kPage && class_block_bytes(33) == 16 * kPage &&
-              class_block_bytes(64) == 16 * kPage);
+              class_block_bytes(32) == 4 * kPage && class_block_bytes(33) == 8 * kPage &&
+              class_block_bytes(64) == 8 * kPage);
 
 static_assert(size_class(0) == 0 && size_class(8) == 0 && size_class(9) == 1);
 static_assert(size_class(16) == 1 && size_class(17) == 2 && size_class(1024) == 64);

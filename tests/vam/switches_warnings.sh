@@ -18,7 +18,7 @@ expect_once "vam: VAM_CLASSES=medium ignored: expected fine | coarse; using fine
 expect_once "vam: VAM_BLOCK_ALLOC=fifo ignored: expected bump | lifo; using bump"
 expect_once "vam: VAM_HEADERS=yes ignored: expected off | on; using off"
 expect_once "vam: VAM_BLOCK_PAGES=3 ignored: expected 1 | 2 | 4 | 8 | 16; using 4"
-expect_once "vam: VAM_BLOCK_OBJECTS=many ignored: expected objects, 1..512 (a decimal number, optional k/m/g suffix); using 64"
+expect_once "vam: VAM_BLOCK_OBJECTS=many ignored: expected objects, 1..512 (a decimal number, optional k/m/g suffix); using 32"
 [ "$(wc -l <"$err")" -eq 5 ] || { cat "$err"; fail "expected exactly five lines on stderr"; }
 
 # Out of range: clamped, and said so; the default geometry's checks still pass.

@@ -747,15 +747,15 @@ TEST(VamHardening, FreeIntoASegmentVamHasUnmappedAborts) {
 }
 
 // A thread keeps every block segment it has freed into, one per slot of
-// t_free_seg (heap.hpp): objects of 64, 400 and 1000 bytes live in blocks of
-// 16, 32 and 64 KiB, each size in segments of its own, and a free into each
+// t_free_seg (heap.hpp): objects of 8, 64 and 1000 bytes live in blocks of
+// 4, 16 and 32 KiB, each block size in segments of its own, and a free into each
 // must find its segment there afterwards. With one segment remembered, frees
 // of mixed sizes alternated between them and the fast path's test went
 // whichever way the size did (larson: 6.8 M mispredicted branches, 1.2 M).
 TEST(VamFreePath, AThreadKeepsTheSegmentOfEachBlockSizeItFreesInto) {
   using namespace alloclab::vam;
   std::thread([] {
-    const size_t sizes[] = {64, 400, 1000};
+    const size_t sizes[] = {8, 64, 1000};
     void *p[3], *q[3];
     for (int i = 0; i < 3; ++i) {
       p[i] = vam_malloc(sizes[i]);
@@ -780,7 +780,7 @@ TEST(VamFreePath, AThreadKeepsTheSegmentOfEachBlockSizeItFreesInto) {
 // crashed. In a fresh process (a death test's), so that the thread's heap is
 // new and its blocks are carved one after another from one segment.
 pthread_key_t g_late_free_key;
-// 944-byte objects: two blocks full and a third begun (69 to a 64 KiB block).
+// 944-byte objects: two blocks full and a third begun (34 to a 32 KiB block).
 constexpr int kLateObjects =
     static_cast<int>(2 * (alloclab::vam::class_block_bytes(alloclab::vam::size_class(944)) / 944) + 6);
 void late_free(void *arg) {
@@ -834,7 +834,7 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
   vam_free(c);
 }
 
-// Full blocks A, B and C of 1024-byte objects (64 per 64 KiB block), then
+// Full blocks A, B and C of 1024-byte objects (32 per 32 KiB block), then
 // frees that leave A third in the class's list: one object freed while A
 // was still in state front (its LIFO list), two freed out of address order
 // once it waits (pending: they come back in address order). A full block

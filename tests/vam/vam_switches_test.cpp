@@ -13,7 +13,7 @@
 //   pages-N          VAM_BLOCK_PAGES=N with VAM_BLOCK_OBJECTS=1 (blocks of a
 //                    fixed size): 64 fresh 1000-byte objects fill 16, 4 or 1
 //                    block(s) for N = 1, 4, 16
-//   objects-N        VAM_BLOCK_OBJECTS=N (objects-64: the default): a block of
+//   objects-N        VAM_BLOCK_OBJECTS=N (objects-32: the default): a block of
 //                    the 1008-, 496- and 240-byte classes doubles from four
 //                    pages until it holds N objects (up to 16 pages)
 // Prints "vam_switches <mode> ok" or the first mismatch.
