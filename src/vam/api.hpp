@@ -74,7 +74,11 @@ inline void *malloc_impl(std::size_t n) noexcept {
 // masks to the top of the address space, never a segment.
 inline void free_impl(void *p) noexcept {
   Segment *s = object_segment(p);
-  const unsigned i = free_seg_slot(s);
+  // The slot from p itself, not from s: its index is then computed alongside
+  // s, not after it. They differ only for p at a segment's first byte (a
+  // huge object aligned to a segment), whose slot then holds some other
+  // segment or none: free_checked.
+  const unsigned i = free_seg_slot(p);
   if (VAM_LIKELY(s == t_free_seg.seg[i])) small_free_local(s, p, t_free_seg.shift[i]);
   else free_checked(s, p);
 }

@@ -164,7 +164,7 @@ struct FreeSegs {
   std::uint8_t shift[kFreeSegSlots];  // seg[i]->block_shift
 };
 extern __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec")));
-inline unsigned free_seg_slot(const Segment *s) noexcept {
+inline unsigned free_seg_slot(const void *s) noexcept {
   return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(s) >> kSegmentShift) % kFreeSegSlots;
 }
 inline void free_seg_set(Segment *s, std::uint32_t shift) noexcept {
