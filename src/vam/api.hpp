@@ -69,18 +69,19 @@ inline void *malloc_impl(std::size_t n) noexcept {
 // The fast path: a free into a block segment the thread has freed into
 // before (its slot of t_free_seg, heap.hpp) is local, and that segment is
 // known to be mapped and ours, so neither the segment map nor the owner is
-// read again. The
-// block's own checks (double free, interior pointer) still run. A null p
-// masks to the top of the address space, never a segment.
+// read again. The block's own checks (double free, interior pointer) still
+// run. The segment is p masked, not p - 1 as object_segment takes it: the
+// two differ only for null (0, which no slot holds) and for a huge object
+// aligned to a segment (where no small or medium segment can be: the object
+// is there), so a match is the same match, one instruction sooner; the slot
+// is p's too, computed alongside. Every other free goes to free_checked,
+// with object_segment's segment (null masks to the top of the address
+// space, never a segment).
 inline void free_impl(void *p) noexcept {
-  Segment *s = object_segment(p);
-  // The slot from p itself, not from s: its index is then computed alongside
-  // s, not after it. They differ only for p at a segment's first byte (a
-  // huge object aligned to a segment), whose slot then holds some other
-  // segment or none: free_checked.
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
   const unsigned i = free_seg_slot(p);
-  if (VAM_LIKELY(s == t_free_seg.seg[i])) small_free_local(s, p, t_free_seg.shift[i]);
-  else free_checked(s, p);
+  if (VAM_LIKELY(a == t_free_seg.seg[i])) small_free_local(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i]);
+  else free_checked(object_segment(p), p);
 }
 
 }  // namespace alloclab::vam

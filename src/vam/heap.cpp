@@ -12,7 +12,7 @@
 
 namespace alloclab::vam {
 
-__thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = {};
+__thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = kNoFreeSegs;
 
 namespace {
 
@@ -640,7 +640,7 @@ void release_empty_segments(Heap *h, bool orphan) noexcept {
     doomed = s->next;
     // Only the thread that owns h (or, for an abandoned heap, none) can hold
     // it as its verified segment.
-    if (t_free_seg.seg[free_seg_slot(s)] == s) t_free_seg.seg[free_seg_slot(s)] = nullptr;
+    free_seg_forget(s);
     h->segments.unmap(s, table_pages(s));
   }
 }

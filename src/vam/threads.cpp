@@ -49,7 +49,7 @@ void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
   t_heap = &g_empty_heap;
-  t_free_seg = FreeSegs{};  // a later TLS destructor's free of its objects is a remote one
+  t_free_seg = kNoFreeSegs;  // a later TLS destructor's free of its objects is a remote one
   t_exited = true;
   g.live.fetch_sub(1, std::memory_order_relaxed);
   const std::int64_t kept =
