@@ -131,3 +131,18 @@ def test_each_real_programs_generated_input_is_accepted(name, tmp_path):
         assert os.path.getsize(tmp_path / "big.o") > 1000
     if name == "link-parser":
         assert "0 errors." in cp.stdout + cp.stderr
+
+
+def test_every_allocators_run_gets_an_environment_of_one_size():
+    """A longer LD_PRELOAD path would move the program's stack and some of its misses."""
+    from alloclab import runner
+    mod = _bench_module()
+    allocs = [allocators.Allocator("glibc", None, ""), allocators.Allocator("vam", LIBVAM, ""),
+              allocators.Allocator("short", "/x.so", "")]
+    most = max(mod.preload_bytes(a) for a in allocs)
+    sizes = set()
+    for a in allocs:
+        e = runner.child_env(a.preload, mod.padded_env({"PYTHONMALLOC": "malloc"}, a, most))
+        sizes.add(sum(len(k) + len(v) + 2 for k, v in e.items()))
+        assert e["PYTHONMALLOC"] == "malloc"
+    assert len(sizes) == 1, sizes
