@@ -144,9 +144,9 @@ inline bool looks_freed(const void *p) noexcept {
 // check (the segment map, then the owner), one per slot of a small
 // direct-mapped cache indexed by the segment number's low bits: a later free
 // into one of them skips both, since only this thread can unmap it
-// (heap.cpp, release_empty_segments, forgets it first). Each slot is null,
-// or a mapped small/medium segment whose owner is this thread's heap; thread
-// exit clears them (threads.cpp). One slot was not enough once each block
+// (heap.cpp, release_empty_segments, forgets it first). Each slot is empty
+// (kNoFreeSeg, below) or holds a mapped small/medium segment whose owner is
+// this thread's heap; thread exit empties them (threads.cpp). One slot was not enough once each block
 // size had its own segments: a program freeing objects of mixed sizes
 // alternated between them, and the fast path's test went whichever way the
 // object's size did (larson: 6.8 M mispredicted branches against 1.2 M).
@@ -183,7 +183,8 @@ inline void free_seg_set(Segment *s, std::uint32_t shift) noexcept {
   t_free_seg.shift[i] = static_cast<std::uint8_t>(shift);
 }
 inline void free_seg_forget(const Segment *s) noexcept {
-  if (free_seg_has(s)) t_free_seg.seg[free_seg_slot(s)] = kNoFreeSeg;
+  std::uintptr_t &slot = t_free_seg.seg[free_seg_slot(s)];
+  if (slot == reinterpret_cast<std::uintptr_t>(s)) slot = kNoFreeSeg;
 }
 
 // One more live object in b. Only the heap's owner writes `used`; the
@@ -298,7 +299,7 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 // the block's first object, VAM_HEADERS=on, is accepted by no more sizes
 // than the old check, slot * size == off, accepted).
 inline void small_free_local(Segment *s, void *p, std::size_t shift) noexcept {
-  Block *b = s->blocks() + ((reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> shift);
+  Block *b = block_of(s, p, shift);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const std::uint32_t recip = b->recip;

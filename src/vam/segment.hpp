@@ -163,9 +163,12 @@ inline Segment *object_segment(const void *p) noexcept {
   return reinterpret_cast<Segment *>((reinterpret_cast<std::uintptr_t>(p) - 1) & ~(kSegmentBytes - 1));
 }
 
-inline Block *block_of(Segment *s, const void *p) noexcept {
-  const std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> s->block_shift;
+// `shift`: s->block_shift, or a copy of it the caller already holds (free's
+// fast path keeps one per verified segment, heap.hpp).
+inline Block *block_of(Segment *s, const void *p, std::size_t shift) noexcept {
+  const std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> shift;
   return s->blocks() + i;
 }
+inline Block *block_of(Segment *s, const void *p) noexcept { return block_of(s, p, s->block_shift); }
 
 }  // namespace alloclab::vam

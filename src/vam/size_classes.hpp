@@ -45,8 +45,6 @@ constexpr std::size_t class_size(unsigned c) noexcept {
   return c == 0 ? 8 : std::size_t{c} << 4;
 }
 
-constexpr bool class_is_medium(unsigned c) noexcept { return class_size(c) >= kMediumMin; }
-
 // Kind of the block of objects of `size` bytes: `pages` pages (a power of
 // two), doubled while it holds fewer than `objects` objects, up to 16 pages;
 // one page below kMediumMin bytes.

@@ -149,7 +149,7 @@ void *malloc_other(std::size_t n) noexcept {
   return malloc_slow(n, 0);
 }
 
-// Every free but one into the segment the thread last freed into: the
+// Every free but one into a segment in the thread's t_free_seg: the
 // segment map says whether vam has a segment at s, then its header says
 // who owns it. A block segment of this thread's heap goes in t_free_seg.
 // free_impl (api.hpp) jumps here: a remote free (most frees in a
