@@ -561,6 +561,36 @@ void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
   return align <= 16 ? h->large.alloc(n) : h->large.alloc_aligned(n, align);
 }
 
+__thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
+
+// The batch goes onto its owner's remote stack with one CAS. First its chain
+// is walked: `count` distinct objects link head to tail, and tail ends it.
+// An object freed twice into one batch breaks that (the second push links it
+// to a later object, so the chain loops or ends early), and would otherwise
+// cut the objects behind it off the owner's list. The objects were written
+// by this thread a moment ago: the walk reads cached lines, once per object.
+void remote_flush(RemoteBatch &b) noexcept {
+  FreeObj *f = b.head;
+  std::uint32_t n = 1;
+  for (; f != b.tail && f != nullptr && n < b.count; ++n) f = f->next;
+  if (VAM_UNLIKELY(f != b.tail || n != b.count || b.tail->next != nullptr))
+    corruption("free(): double free detected (from another thread)", b.tail);
+  Heap *owner = b.heap;
+  FreeObj *head = owner->remote.load(std::memory_order_relaxed);
+  do {
+    b.tail->next = head;
+  } while (!owner->remote.compare_exchange_weak(head, b.head, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  b.head = b.tail = nullptr;
+  b.count = 0;
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
+}
+
+void remote_flush_all() noexcept {
+  for (RemoteBatch &b : t_remote.slot)
+    if (b.count) remote_flush(b);
+}
+
 void drain_remote(Heap *h) noexcept {
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {

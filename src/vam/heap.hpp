@@ -42,12 +42,14 @@ struct Heap {
   Block *avail[kNumClasses] = {};
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
+  std::atomic<std::uint32_t> orphan_frees{0};  // remote frees into it while `orphan`
   // Abandoned (its thread exited) or the shared exit heap: nobody drains
-  // `remote` in a slow path, so remote frees count themselves and every
-  // kOrphanBatch-th one has the freeing thread apply them (vam.cpp).
-  std::atomic<std::uint32_t> orphan{0};
-  std::atomic<std::uint32_t> orphan_frees{0};
-  alignas(64) Heap *all_next = nullptr;     // every heap ever made (global list)
+  // `remote` in a slow path, so remote frees go to it one by one, count
+  // themselves, and every kOrphanBatch-th one has the freeing thread apply
+  // them (threads.cpp). Every remote free reads it: it has a line of its
+  // own with fields written as rarely, not the line the frees' CAS writes.
+  alignas(64) std::atomic<std::uint32_t> orphan{0};
+  Heap *all_next = nullptr;                 // every heap ever made (global list)
   Heap *abandoned_next = nullptr;
   // Per block kind (size_classes.hpp: kPage << kind bytes):
   Segment *carve[kBlockKinds] = {};         // segment handing out fresh blocks
@@ -328,6 +330,47 @@ inline void remote_free(Heap *owner, void *p) noexcept {
   } while (!owner->remote.compare_exchange_weak(head, f, std::memory_order_release,
                                                 std::memory_order_relaxed));
   if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
+}
+
+// Remote frees of small objects, batched per owner (docs/vam.md, "Threads").
+// One CAS per remote free put the owner's `remote` line in play on every
+// free, and the owner reads that line in each of its slow paths: the line
+// went back and forth between the cores. A thread with a heap links such
+// frees into a batch per owner and pushes the whole chain with one CAS
+// (remote_flush, heap.cpp) once it holds kRemoteBatch objects, when another
+// owner needs its slot, in vam_stats and at the thread's exit
+// (remote_flush_all). Frees into an orphan heap are not batched: nobody
+// would send them on.
+inline constexpr unsigned kRemoteSlots = 4;         // owners batched at once (direct-mapped)
+inline constexpr std::uint32_t kRemoteBatch = 32;   // objects per CAS
+struct RemoteBatch {
+  Heap *heap;      // the owner, or null
+  FreeObj *head;   // the last object freed; its chain ends at tail
+  FreeObj *tail;   // the first object freed (next is null until sent)
+  std::uint32_t count;
+};
+struct RemoteBatches {
+  RemoteBatch slot[kRemoteSlots];
+  // The thread's exit sends its batches (thread_done): set once its heap is
+  // registered for that, cleared when it has run.
+  bool on;
+};
+extern __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec")));
+void remote_flush(RemoteBatch &b) noexcept;
+void remote_flush_all() noexcept;
+
+inline void remote_free_batched(Heap *owner, void *p) noexcept {
+  RemoteBatch &b = t_remote.slot[(reinterpret_cast<std::uintptr_t>(owner) >> 12) % kRemoteSlots];
+  if (VAM_UNLIKELY(b.heap != owner)) {
+    if (b.count) remote_flush(b);
+    b.heap = owner;
+  }
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
+  auto *f = static_cast<FreeObj *>(p);
+  f->next = b.head;
+  if (!b.head) b.tail = f;
+  b.head = f;
+  if (++b.count == kRemoteBatch) remote_flush(b);
 }
 
 }  // namespace alloclab::vam

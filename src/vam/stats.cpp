@@ -37,6 +37,7 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
 }  // namespace
 
 void collect_stats(vam_stats_t *out) noexcept {
+  remote_flush_all();
   reclaim_abandoned();
   memset(out, 0, sizeof *out);
   std::int64_t class_live[kNumClasses] = {};

@@ -48,6 +48,8 @@ void note_orphan_work() noexcept {
 void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
   if (t_heap != h) return;
+  remote_flush_all();
+  t_remote.on = false;
   t_heap = &g_empty_heap;
   t_free_seg = kNoFreeSegs;  // a later TLS destructor's free of its objects is a remote one
   t_exited = true;
@@ -193,7 +195,7 @@ Heap *new_listed_heap() noexcept {
   g.live.fetch_add(1, std::memory_order_relaxed);
   drain_remote(h);
   install_hooks();
-  if (g.hooks.load(std::memory_order_acquire) == 2) pthread_setspecific(g.key, h);
+  if (g.hooks.load(std::memory_order_acquire) == 2 && pthread_setspecific(g.key, h) == 0) t_remote.on = true;
   return h;
 }
 

@@ -1427,6 +1427,84 @@ TEST(VamThreads, HeapsOfThreadsWhoseTlsDestructorsAllocateAllComeBack) {
   pthread_key_delete(g_once_key);
 }
 
+// Objects on a heap's remote stack, counted without taking them.
+size_t remote_count(alloclab::vam::Heap *h) {
+  size_t n = 0;
+  for (auto *f = h->remote.load(std::memory_order_acquire); f; f = f->next) ++n;
+  return n;
+}
+
+// A thread with a heap batches its frees into another live thread's heap:
+// one CAS per kRemoteBatch objects (heap.hpp, remote_free_batched), not one
+// per object. Nothing is held back for long: a full batch goes at once, and
+// the freeing thread's exit sends what is left.
+TEST(VamThreads, RemoteFreesGoToTheOwnerInBatchesAndAtTheFreeingThreadsExit) {
+  using alloclab::vam::kRemoteBatch;
+  std::vector<void *> v, sent;
+  v.reserve(200);
+  sent.reserve(200);
+  for (int i = 0; i < 100; ++i) v.push_back(vam_malloc(48));
+  alloclab::vam::Heap *h = alloclab::vam::object_segment(v[0])->owner;
+  alloclab::vam::drain_remote(h);  // main's own: only this test's frees count
+  size_t before_batch = 1, after_batch = 0, after_more = 0;
+  std::thread([&] {
+    vam_free(vam_malloc(16));  // a heap of its own: its remote frees are batched
+    for (uint32_t i = 0; i + 1 < kRemoteBatch; ++i) vam_free(v[i]);
+    before_batch = remote_count(h);
+    vam_free(v[kRemoteBatch - 1]);
+    after_batch = remote_count(h);
+    for (uint32_t i = kRemoteBatch; i < kRemoteBatch + 5; ++i) vam_free(v[i]);
+    after_more = remote_count(h);
+  }).join();
+  EXPECT_EQ(before_batch, 0u);
+  EXPECT_EQ(after_batch, size_t{kRemoteBatch});
+  EXPECT_EQ(after_more, size_t{kRemoteBatch});
+  // The rest came with the thread's exit (with std::thread's own state,
+  // which main allocated and the thread freed).
+  // (`sent` was reserved up front: an allocation here could drain the list.)
+  for (auto *f = h->remote.load(std::memory_order_acquire); f; f = f->next) sent.push_back(f);
+  for (uint32_t i = 0; i < kRemoteBatch + 5; ++i) EXPECT_EQ(std::count(sent.begin(), sent.end(), v[i]), 1) << i;
+  alloclab::vam::drain_remote(h);
+  for (size_t i = kRemoteBatch + 5; i < v.size(); ++i) vam_free(v[i]);
+}
+
+// Statistics see the calling thread's batched frees (it sends them first).
+TEST(VamThreads, StatisticsSendTheCallersBatchedRemoteFreesFirst) {
+  void *p = vam_malloc(48);
+  alloclab::vam::Heap *h = alloclab::vam::object_segment(p)->owner;
+  alloclab::vam::drain_remote(h);
+  size_t queued = 1, sent = 0;
+  std::thread([&] {
+    vam_free(vam_malloc(16));
+    vam_free(p);
+    queued = remote_count(h);
+    vam_stats_t s;
+    vam_stats(&s);
+    sent = remote_count(h);
+  }).join();
+  EXPECT_EQ(queued, 0u);
+  EXPECT_EQ(sent, 1u);
+  alloclab::vam::drain_remote(h);
+}
+
+// A double free into one batch would otherwise cut the objects behind it
+// off the owner's list (a silent leak): sending the batch walks it first.
+TEST(VamHardening, DoubleFreeIntoAnotherLiveThreadsHeapAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void *p = vam_malloc(64);
+        void *q = vam_malloc(64);
+        std::thread([&] {
+          vam_free(vam_malloc(16));
+          vam_free(p);
+          vam_free(q);
+          vam_free(p);
+        }).join();  // its exit sends the batch
+      },
+      "vam: free\\(\\): double free detected");
+}
+
 TEST(VamThreads, FreesIntoAnExitedThreadsHeapAreReclaimed) {
   std::vector<void *> v;
   v.reserve(2000);
