@@ -569,12 +569,26 @@ __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
 // to a later object, so the chain loops or ends early), and would otherwise
 // cut the objects behind it off the owner's list. The objects were written
 // by this thread a moment ago: the walk reads cached lines, once per object.
+// The same walk writes the drain's hints (heap.hpp, RemoteObj): each object
+// marked roomy gets the one kRemoteAhead places on; the last few, with none
+// that far, lose the mark.
 void remote_flush(RemoteBatch &b) noexcept {
+  FreeObj *back[kRemoteAhead] = {};
   FreeObj *f = b.head;
-  std::uint32_t n = 1;
-  for (; f != b.tail && f != nullptr && n < b.count; ++n) f = f->next;
-  if (VAM_UNLIKELY(f != b.tail || n != b.count || b.tail->next != nullptr))
+  std::uint32_t n = 0;
+  for (;;) {
+    FreeObj *&slot = back[n % kRemoteAhead];
+    if (slot && (reinterpret_cast<std::uintptr_t>(slot->next) & kAheadBit))
+      reinterpret_cast<RemoteObj *>(slot)->ahead = f;
+    slot = f;
+    if (++n == b.count || f == b.tail) break;
+    f = remote_next(f);
+    if (f == nullptr) break;
+  }
+  if (VAM_UNLIKELY(f != b.tail || n != b.count || remote_next(b.tail) != nullptr))
     corruption("free(): double free detected (from another thread)", b.tail);
+  for (FreeObj *o : back)
+    if (o) o->next = remote_next(o);
   Heap *owner = b.heap;
   FreeObj *head = owner->remote.load(std::memory_order_relaxed);
   do {
@@ -594,7 +608,9 @@ void remote_flush_all() noexcept {
 void drain_remote(Heap *h) noexcept {
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
-    FreeObj *next = f->next;
+    FreeObj *next = remote_next(f);
+    if (reinterpret_cast<std::uintptr_t>(f->next) & kAheadBit)
+      __builtin_prefetch(reinterpret_cast<RemoteObj *>(f)->ahead, 1);  // a few misses in flight
     // Freed twice in a row by other threads: the second push linked it to itself.
     if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);

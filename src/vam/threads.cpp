@@ -47,9 +47,11 @@ void note_orphan_work() noexcept {
 
 void thread_done(void *arg) noexcept {
   Heap *h = static_cast<Heap *>(arg);
-  if (t_heap != h) return;
+  // Its batched remote frees first: after this, every free is pushed alone.
   remote_flush_all();
   t_remote.on = false;
+  t_remote.decided = true;
+  if (t_heap != h || h == &g_empty_heap) return;  // no heap: registered only for the batches
   t_heap = &g_empty_heap;
   t_free_seg = kNoFreeSegs;  // a later TLS destructor's free of its objects is a remote one
   t_exited = true;
@@ -67,6 +69,16 @@ void thread_done(void *arg) noexcept {
   ++g.abandoned_count;
   g.lock.unlock();
   if (kept > 0) note_orphan_work();
+}
+
+// A thread that only frees has no heap, so nothing would send its batches at
+// its exit: the thread-exit key gets the empty heap as its value, which
+// thread_done takes for "batches only". One try per thread.
+bool remote_batching_start() noexcept {
+  t_remote.decided = true;
+  if (t_exited || t_heap != &g_empty_heap || g.hooks.load(std::memory_order_acquire) != 2) return false;
+  t_remote.on = pthread_setspecific(g.key, &g_empty_heap) == 0;
+  return t_remote.on;
 }
 
 int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
@@ -195,7 +207,8 @@ Heap *new_listed_heap() noexcept {
   g.live.fetch_add(1, std::memory_order_relaxed);
   drain_remote(h);
   install_hooks();
-  if (g.hooks.load(std::memory_order_acquire) == 2 && pthread_setspecific(g.key, h) == 0) t_remote.on = true;
+  t_remote.on = g.hooks.load(std::memory_order_acquire) == 2 && pthread_setspecific(g.key, h) == 0;
+  t_remote.decided = true;
   return h;
 }
 

@@ -170,8 +170,8 @@ void free_checked(Segment *s, void *p) noexcept {
     if (VAM_LIKELY(s->owner == h)) {
       free_seg_set(s, s->block_shift);
       small_free_local(s, p);
-    } else if (t_remote.on) {
-      remote_free_batched(s->owner, p);
+    } else if (VAM_LIKELY(t_remote.on) || (!t_remote.decided && remote_batching_start())) {
+      remote_free_batched(s->owner, p, s->kind == SegKind::medium);
     } else {
       remote_free(s->owner, p);
     }
