@@ -589,15 +589,10 @@ void remote_flush(RemoteBatch &b) noexcept {
     corruption("free(): double free detected (from another thread)", b.tail);
   for (FreeObj *o : back)
     if (o) o->next = remote_next(o);
-  Heap *owner = b.heap;
-  FreeObj *head = owner->remote.load(std::memory_order_relaxed);
-  do {
-    b.tail->next = head;
-  } while (!owner->remote.compare_exchange_weak(head, b.head, std::memory_order_release,
-                                                std::memory_order_relaxed));
+  FreeObj *first = b.head, *last = b.tail;
   b.head = b.tail = nullptr;
   b.count = 0;
-  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
+  remote_push(b.heap, first, last);
 }
 
 void remote_flush_all() noexcept {

@@ -321,25 +321,32 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift) noexcept {
 }
 inline void small_free_local(Segment *s, void *p) noexcept { small_free_local(s, p, s->block_shift); }
 
-// Free into another thread's heap: one CAS, no lock (the owner drains later).
-inline void remote_free(Heap *owner, void *p) noexcept {
-  auto *f = static_cast<FreeObj *>(p);
+// The chain first..last (linked through `next`) onto owner's remote stack:
+// one CAS, no lock (the owner drains later).
+inline void remote_push(Heap *owner, FreeObj *first, FreeObj *last) noexcept {
   FreeObj *head = owner->remote.load(std::memory_order_relaxed);
   do {
-    f->next = head;
-  } while (!owner->remote.compare_exchange_weak(head, f, std::memory_order_release,
+    last->next = head;
+  } while (!owner->remote.compare_exchange_weak(head, first, std::memory_order_release,
                                                 std::memory_order_relaxed));
   if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
+}
+
+// Free into another thread's heap, alone.
+inline void remote_free(Heap *owner, void *p) noexcept {
+  auto *f = static_cast<FreeObj *>(p);
+  remote_push(owner, f, f);
 }
 
 // Remote frees of small objects, batched per owner (docs/vam.md, "Threads").
 // One CAS per remote free put the owner's `remote` line in play on every
 // free, and the owner reads that line in each of its slow paths: the line
-// went back and forth between the cores. A thread with a heap links such
-// frees into a batch per owner and pushes the whole chain with one CAS
-// (remote_flush, heap.cpp) once it holds kRemoteBatch objects, when another
-// owner needs its slot, in vam_stats and at the thread's exit
-// (remote_flush_all). Frees into an orphan heap are not batched: nobody
+// went back and forth between the cores. A thread links such frees into a
+// batch per owner and pushes the whole chain with one CAS (remote_flush,
+// heap.cpp) once it holds kRemoteBatch objects, when another owner needs
+// its slot, in vam_stats, vam_collect and at the thread's exit
+// (remote_flush_all; free_checked batches only once that exit is sure to
+// come, `on` below). Frees into an orphan heap are not batched: nobody
 // would send them on.
 inline constexpr unsigned kRemoteSlots = 4;         // owners batched at once (direct-mapped)
 inline constexpr std::uint32_t kRemoteBatch = 32;   // objects per CAS
@@ -386,12 +393,12 @@ inline FreeObj *remote_next(const FreeObj *f) noexcept {
 
 // `roomy`: p's object has room for the hint (a medium segment's).
 inline void remote_free_batched(Heap *owner, void *p, bool roomy) noexcept {
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
   RemoteBatch &b = t_remote.slot[(reinterpret_cast<std::uintptr_t>(owner) >> 12) % kRemoteSlots];
   if (VAM_UNLIKELY(b.heap != owner)) {
     if (b.count) remote_flush(b);
     b.heap = owner;
   }
-  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
   auto *f = static_cast<FreeObj *>(p);
   // The bit marks room here; remote_flush sets the hint or clears the bit.
   f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b.head) | std::uintptr_t{roomy});
