@@ -45,22 +45,13 @@ void *malloc_miss(std::size_t n) noexcept;
 void *malloc_other(std::size_t n) noexcept;
 void free_checked(Segment *s, void *p) noexcept;
 
-// size_class(n) for n <= kSmallMax, computed in a word: as an index it needs
-// no zero extension (one instruction of the inline path).
-constexpr std::size_t inline_class(std::size_t n) noexcept { return n <= 8 ? 0 : (n + 15) >> 4; }
-constexpr bool inline_class_exact() noexcept {
-  for (std::size_t n = 0; n <= kSmallMax; ++n)
-    if (inline_class(n) != size_class(n)) return false;
-  return true;
-}
-static_assert(inline_class_exact());
-
 // inline_limit is kSmallMax + 1 in the default geometry, else 0
 // (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline path
-// computes the default class with no test of the spacing.
+// finds the default class's front by the request's granule (heap.hpp,
+// kFrontSlots) with no test of the spacing.
 inline void *malloc_impl(std::size_t n) noexcept {
   if (VAM_LIKELY(n < g_layout.inline_limit)) {
-    if (void *p = small_alloc_front(t_heap->avail[inline_class(n)])) return p;
+    if (void *p = small_alloc_front(t_heap->fronts[(n + 7) >> 3])) return p;
     return malloc_miss(n);
   }
   return malloc_other(n);
@@ -80,7 +71,8 @@ inline void *malloc_impl(std::size_t n) noexcept {
 inline void free_impl(void *p) noexcept {
   const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
   const unsigned i = free_seg_slot(p);
-  if (VAM_LIKELY(a == t_free_seg.seg[i])) small_free_local(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i]);
+  if (VAM_LIKELY(a == t_free_seg.seg[i]))
+    small_free_local(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i], [] { return t_heap; });
   else free_checked(object_segment(p), p);
 }
 

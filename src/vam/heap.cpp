@@ -36,74 +36,80 @@ void push(Block *&list, Block *b) noexcept {
   list = b;
 }
 
-// Available list of a class: insert at the front (paper §3.5: a new block
-// is where the next objects go; avail_push_regained for a full block).
-void avail_push_front(Heap *h, Block *b) noexcept {
-  Block *&head = h->avail[b->cls];
+// A class's available blocks (paper §3.5) are the front (class_front,
+// heap.hpp), the block allocation takes objects from, in no list; and
+// behind it the waiting list, h->wait[cls], linked both ways, the block
+// displaced last first. Full blocks are in neither. The front is null only
+// when the waiting list is empty too.
+//
+// The head of the waiting list is the block the last regain displaced
+// (make_front). It keeps state `front`, so frees into it still take the free
+// fast path onto its LIFO list, and allocation goes back to it when the
+// front is used up; the blocks behind it wait (their frees set pending
+// bits, heap.hpp).
+void wait_push(Heap *h, Block *b) noexcept {
+  Block *&head = h->wait[b->cls];
   b->prev = nullptr;
   b->next = head;
   if (head) {
     head->prev = b;
-    store_relaxed(head->state, BlockState::waiting);
+    if (head->state == BlockState::front) store_relaxed(head->state, BlockState::waiting);
   }
   head = b;
-  store_relaxed(b->state, BlockState::front);
 }
 
-// Block b, not the head of its class's list, off the list.
-inline void unlink_behind_head(Block *b) noexcept {
-  b->prev->next = b->next;
+void wait_unlink(Heap *h, Block *b) noexcept {
+  if (b->prev) b->prev->next = b->next;
+  else h->wait[b->cls] = b->next;
   if (b->next) b->next->prev = b->prev;
   b->next = b->prev = nullptr;
 }
 
-void avail_remove(Heap *h, Block *b) noexcept {
-  if (b->prev) return unlink_behind_head(b);
-  h->avail[b->cls] = b->next;
-  if (b->next) {
-    store_relaxed(b->next->state, BlockState::front);
-    b->next->prev = nullptr;
-  }
-  b->next = nullptr;
-}
-
-// No free slot, none pending, no room to bump: small_alloc_slow would take
-// it off its list.
+// No free slot, none pending, no room to bump: allocation cannot use it.
 inline bool used_up(const Block *b) noexcept {
   return !free_list_has(b->free) && b->bump >= b->end && !b->has_pending;
 }
 
-// A full block that regains space goes to the front (§3.5: the object just
-// freed, likely still in cache, is the next one handed out). The block it
-// displaces stays in state `front`, second in line, so that frees into it
-// still take the fast path onto its LIFO list (heap.hpp); it is the block
-// allocation returns to once the regained one is used up again, often at
-// the next allocation but one. The block the second place already held
-// moves down and waits — unless it is used up (typically a block regained
-// before, whose one slot the next malloc took): then it goes off the list,
-// marked full, as small_alloc_slow would take it off. Moved down, such
-// blocks piled up under random replacement until a slow path walked them
-// off one cold block record at a time: freelist_micro took 1.8x mimalloc's
-// time, 1.2x with this (docs/results.md, "Locality"). The used-up front
-// itself stays where it is: taking it off instead cost larson 8% more
-// mispredicted branches (frees into it left the fast path).
-[[gnu::always_inline]] inline void avail_push_regained(Heap *h, Block *b) noexcept {
-  Block *head = h->avail[b->cls];
-  if (head) {
-    if (Block *second = head->next; second && second->state == BlockState::front) {
-      if (used_up(second)) {
-        unlink_behind_head(second);
-        store_relaxed(second->state, BlockState::full);
-      } else {
-        store_relaxed(second->state, BlockState::waiting);
-      }
-    }
-    head->prev = b;
+// b, a new block or a full one that regained space, becomes the front
+// (§3.5: the object just freed, likely still in cache, is the next one
+// handed out; a new block is where the next objects go). The front it
+// displaces goes to the head of the waiting list, still in state `front`
+// (above) — unless it is used up (typically a block regained before, whose
+// one slot the next malloc took): then it is full, and in no list at no
+// cost, since the front is in none. Random replacement in a class whose
+// live objects fill its blocks makes that the common case: each free
+// regains a block, the next malloc takes its slot, the next free regains
+// another. With the front the head of a doubly linked list, that move
+// unlinked and relinked three block records, ~45 instructions a free:
+// freelist_micro took 1.3x mimalloc's time (docs/vam.md, "Reap allocation
+// and ordering").
+void make_front(Heap *h, Block *b) noexcept {
+  const unsigned cls = b->cls;
+  if (Block *f = class_front(h, cls)) {
+    if (used_up(f)) store_relaxed(f->state, BlockState::full);
+    else wait_push(h, f);
   }
-  b->prev = nullptr;
-  b->next = head;
-  h->avail[b->cls] = b;
+  h->fronts[b->twin] = b;  // set_class_front, the twin read from the record already in cache
+  h->fronts[front_slot(cls)] = b;
   store_relaxed(b->state, BlockState::front);
+}
+
+// Block b off its class's lists; when it is the front, the head of the
+// waiting list takes its place.
+void avail_remove(Heap *h, Block *b) noexcept {
+  const unsigned cls = b->cls;
+  if (class_front(h, cls) != b) return wait_unlink(h, b);
+  Block *next = h->wait[cls];
+  set_class_front(h, cls, next);
+  if (next) {
+    wait_unlink(h, next);
+    store_relaxed(next->state, BlockState::front);
+  }
+}
+
+// The class's sole available block: the front, with none waiting.
+inline bool sole_block(const Heap *h, const Block *b) noexcept {
+  return class_front(h, b->cls) == b && h->wait[b->cls] == nullptr;
 }
 
 Segment *new_block_segment(Heap *h, int kind) noexcept {
@@ -194,7 +200,8 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   std::size_t cap = block_bytes(kind) / size;
   if (cap > kMaxSlots) cap = kMaxSlots;
   b->size = static_cast<std::uint32_t>(size);
-  store_relaxed(b->cls, static_cast<std::uint16_t>(cls));
+  store_relaxed(b->cls, static_cast<std::uint8_t>(cls));
+  b->twin = static_cast<std::uint8_t>(front_twin(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
   store_relaxed<std::uint16_t>(b->used, 0);
   b->free = free_list_end(b);
@@ -204,7 +211,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   b->end = b->start + cap * size;
   if (g_layout.lifo) thread_block(b);
   h->segments.stats.class_block(cls, 1);
-  avail_push_front(h, b);
+  make_front(h, b);
   return b;
 }
 
@@ -433,10 +440,10 @@ bool layout_settle() noexcept {
 }
 
 // A heap starts kHeapColour bytes into its mapping, not at the page: its
-// first lines are `avail`, which every small malloc reads, and a page's first
+// first lines are `fronts`, which every small malloc reads, and a page's first
 // line falls in L1 set 0 with every segment header, block start and
 // page-aligned object (docs/vam.md, "Cache sets"). At offset 0 the read of
-// avail[cls] missed on 36% of sqlite3's mallocs; 17 lines in, on 0.1%.
+// its front entry missed on 36% of sqlite3's mallocs; 17 lines in, on 0.1%.
 constexpr std::size_t kHeapColour = 17 * 64;
 
 Heap *heap_create() noexcept {
@@ -450,26 +457,25 @@ Heap *heap_create() noexcept {
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   orphan_tick();
-  // Full blocks leave the front of the list; the next block in order is used.
-  Block *b = h->avail[cls];
-  while (b && !free_list_has(b->free) && b->bump >= b->end && !(b->has_pending && take_pending(b))) {
+  // A used-up front is full and leaves; the head of the waiting list takes
+  // its place, its pending frees becoming its free list.
+  for (Block *b = class_front(h, cls); b != nullptr; b = class_front(h, cls)) {
+    if (free_list_has(b->free) || b->bump < b->end || (b->has_pending && take_pending(b))) return small_alloc(h, cls);
     avail_remove(h, b);
     store_relaxed(b->state, BlockState::full);
-    b = h->avail[cls];
   }
-  if (!b) {
-    b = get_block(h, cls);
-    if (!b) return nullptr;
-  }
+  if (!get_block(h, cls)) return nullptr;
   return small_alloc(h, cls);
 }
 
 void small_free_slow(Heap *h, Block *b) noexcept {
-  if (b->state == BlockState::full) avail_push_regained(h, b);
+  if (b->state == BlockState::full) make_front(h, b);
   // Keep an empty block only when it is its class's sole block: the next
   // allocation of this size would just need it again.
-  if (b->used == 0 && (h->avail[b->cls] != b || b->next != nullptr)) retire(h, b);
+  if (b->used == 0 && !sole_block(h, b)) retire(h, b);
 }
+
+void small_free_regained(Heap *h, Block *b) noexcept { make_front(h, b); }
 
 // p's first word decodes as a link of a free list (heap.hpp). Walk the
 // block's list: p on it is a double free, however many frees came between.
@@ -505,15 +511,13 @@ namespace {
 
 }  // namespace
 
-// The frees small_free_local leaves: a waiting or full block, the last
-// object of a block, or one the fast check rejected. The two most common
-// (on larson, 2% of the frees) are finished here, after the same
-// slot-start check as small_free_local's (`prod` is its off * recip):
-//  * into a waiting block that keeps live objects: the slot's pending bit
-//    (heap.hpp), the bit itself the double-free check; no stack frame;
-//  * into a full block: pushed on its list after the first-word check, as
-//    in the fast path, then small_free_slow makes it the front (§3.5).
-// The rest go to small_free_general, which runs every check again.
+// The frees small_free_local leaves: a waiting block, the last object of a
+// block, or one the fast check rejected. The most common, into a waiting
+// block that keeps live objects (on larson, 2% of the frees), is finished
+// here after the same slot-start check as small_free_local's (`prod` is its
+// off * recip): the slot's pending bit (heap.hpp), the bit itself the
+// double-free check; no stack frame. The rest go to small_free_general,
+// which runs every check again.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
@@ -527,15 +531,6 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
     b->has_pending = 1;
     store_relaxed<std::uint16_t>(b->used, live - 1);
     return;
-  }
-  if (state == BlockState::full && live != 0 && slot_start) {
-    if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, i);
-    auto *f = static_cast<FreeObj *>(p);
-    free_link_set(f, b->free);
-    b->free = f;
-    store_relaxed<std::uint16_t>(b->used, live - 1);
-    if (VAM_LIKELY(live > 1)) return avail_push_regained(s->owner, b);
-    return small_free_slow(s->owner, b);
   }
   small_free_general(s, b, p);
 }
@@ -804,8 +799,8 @@ bool heap_holds_nothing(Heap *h) noexcept {
   for (unsigned c = 0; c < kNumClasses; ++c) {
     const std::int64_t n = h->segments.stats.class_blocks(c);
     if (n == 0) continue;
-    const Block *b = h->avail[c];
-    if (n > 1 || b == nullptr || b->used != 0) return false;  // the sole empty block a class keeps
+    const Block *b = class_front(h, c);
+    if (n > 1 || b == nullptr || b->used != 0) return false;  // the sole empty block a class keeps (the front)
   }
   return true;
 }
@@ -831,8 +826,8 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
   // A class's sole block stays when it empties (small_free_slow), for the
   // next allocation; none comes to a heap no thread owns.
   for (unsigned c = 0; c < kNumClasses; ++c) {
-    Block *b = h->avail[c];
-    if (b && b->used == 0 && b->next == nullptr) retire(h, b);
+    Block *b = class_front(h, c);
+    if (b && b->used == 0 && sole_block(h, b)) retire(h, b);
   }
   heap_collect(h, true);
   discard_carve_tails(h);
@@ -843,7 +838,7 @@ std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   drain_remote(h);
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {
-    Block *b = h->avail[c];
+    Block *b = class_front(h, c);
     if (b && b->used == 0) retire(h, b);
   }
   return heap_sweep_idle(h, room);

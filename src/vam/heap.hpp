@@ -1,8 +1,10 @@
 // heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
 // order (paper §3.5), with reap allocation inside each block (§3.4).
 //
-//   Heap::avail[cls]  per class, blocks (segment.hpp, Block: bump, then
-//                     free list) in Vam's order           classes 8..1024
+//   Heap::fronts[g]   per class, the front block (segment.hpp, Block: bump,
+//   Heap::wait[cls]   then free list), by request granule, and the blocks
+//                     behind it, in Vam's order (heap.cpp, make_front)
+//                                                         classes 8..1024
 //   Heap::large       LargeHeap: shared regions, best fit, coalescing
 //                     (large_region.hpp)                  1 KiB..VAM_LARGE_MAX
 //   Heap::remote      objects other threads freed here
@@ -37,9 +39,35 @@ namespace alloclab::vam {
 #define VAM_HIDDEN __attribute__((visibility("hidden")))
 extern Layout g_layout VAM_HIDDEN;
 
+// malloc's inline path finds the front block of a request of n bytes at
+// fronts[(n + 7) >> 3]: two instructions, where computing the class first
+// (n <= 8 ? 0 : (n + 15) >> 4) took five. A class has one or two granules
+// (8 bytes: requests of 0 and 1..8; 16 bytes: 9..16; 32: 17..32, ...), and
+// each of them holds the class's front: set_class_front writes both. The
+// other geometries (VAM_CLASSES=coarse, VAM_HEADERS=on), which the inline
+// path does not serve, use the same two slots per class.
+inline constexpr unsigned kFrontSlots = kSmallMax / 8 + 1;
+constexpr unsigned front_slot(unsigned cls) noexcept { return 2 * cls; }
+constexpr unsigned front_twin(unsigned cls) noexcept { return cls == 0 ? 1 : cls == 1 ? 2 : 2 * cls - 1; }
+constexpr bool front_slots_match() noexcept {
+  for (std::size_t n = 0; n <= kSmallMax; ++n) {
+    const unsigned c = size_class(n);
+    const std::size_t g = (n + 7) >> 3;
+    if (g != front_slot(c) && g != front_twin(c)) return false;
+  }
+  // and no class writes a granule of another: the largest request of
+  // granule g is 8g bytes
+  for (unsigned c = 0; c < kNumClasses; ++c)
+    if (size_class(8 * front_slot(c)) != c || size_class(8 * front_twin(c)) != c) return false;
+  return front_slot(kNumClasses - 1) < kFrontSlots;
+}
+static_assert(front_slots_match());
+
 struct Heap {
-  // Front of each class's available list: the block new objects come from.
-  Block *avail[kNumClasses] = {};
+  // Each class's front block, the one new objects come from, indexed by
+  // request granule ((n + 7) / 8, below: class_front); the rest of its
+  // available blocks are in `wait` (below).
+  Block *fronts[kFrontSlots] = {};
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
   std::atomic<std::uint32_t> orphan_frees{0};  // remote frees into it while `orphan`
@@ -64,6 +92,10 @@ struct Heap {
   std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
   std::int64_t exit_kept = 0;               // abandoned: ... of them, those empty at its thread's exit
   LargeHeap large;
+  // Each class's waiting list, the block displaced last first (heap.cpp,
+  // make_front). Read only in slow paths: last, so as not to move the
+  // fields above.
+  Block *wait[kNumClasses] = {};
 };
 
 // The geometry options (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
@@ -225,8 +257,14 @@ inline void *small_alloc_front(Block *b) noexcept {
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
+inline Block *class_front(const Heap *h, unsigned cls) noexcept { return h->fronts[front_slot(cls)]; }
+inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
+  h->fronts[front_twin(cls)] = b;
+  h->fronts[front_slot(cls)] = b;
+}
+
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
-  if (void *p = small_alloc_front(h->avail[cls])) return p;
+  if (void *p = small_alloc_front(class_front(h, cls))) return p;
   return small_alloc_slow(h, cls);
 }
 
@@ -235,16 +273,16 @@ inline void *small_alloc(Heap *h, unsigned cls) noexcept {
 //
 // A free into a block in state `front` goes on the block's LIFO list, so the
 // next allocation from it reuses the object most likely still in cache
-// (§3.4). Those blocks are the one allocation is using (the head of its
-// class's list) and the one right behind it when a full block that regained
-// space took its place (heap.cpp, avail_push_regained); a free into a full
-// block goes on its list too, and makes it the head. A free into a block
-// further down the list cannot be
-// reused before that block is the front again, by which time LIFO order
-// means nothing: it
-// sets the slot's bit in `pending` instead, and the block's next use takes
-// those slots in address order — on a fragmented heap, consecutive objects
-// then run forwards through the page rather than jumping about in it.
+// (§3.4). Those blocks are the one allocation is using (its class's front)
+// and the one a regain displaced from there, at the head of the waiting
+// list (heap.cpp, make_front). A free
+// into a full block goes on its list too, and makes it the front (§3.5):
+// the next malloc of its class hands out the object just freed. A free
+// into a block further down cannot be reused before that block is the front
+// again, by which time LIFO order means nothing: it sets the slot's bit in
+// `pending` instead, and the block's next use takes those slots in address
+// order — on a fragmented heap, consecutive objects then run forwards
+// through the page rather than jumping about in it.
 //
 // Hardening, in every build, from the block record already in cache: the
 // block holds live objects (not empty or never used: a double free of its
@@ -262,6 +300,11 @@ void small_free_invalid(Block *b, void *p) noexcept;
 // free it as small_free_local does. A tail call of the fast path, so that
 // the rare call costs the fast path no saved registers.
 void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept;
+
+// b was full and an object was just pushed on its list: b becomes the front
+// of its class in h, its heap (heap.cpp). A tail call of the fast path, like
+// the two above.
+void small_free_regained(Heap *h, Block *b) noexcept;
 
 // The second half of a free, the checks passed: `state`, `live` and `head`
 // are the block's fields as the caller read them.
@@ -289,18 +332,24 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
 // times its recip, as small_free_local computed it.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
 
-// The common free, into a `front` block that keeps live objects, is
-// finished here; a free into a waiting or full block, of a
-// block's last object, or one any check rejects, goes to small_free_other,
-// which repeats the checks in full. One product gives both the interior-
-// pointer check and the slot: off * recip = slot * 2^32 + frac, and off is a
-// multiple of the size exactly when frac < recip (size * recip = 2^32 + e,
-// e < size, so a slot start leaves frac = slot * e < off < 2^32 / size <=
-// recip, and any other offset adds at least recip: exact for every offset in
-// a block of up to 64 KiB and objects of up to 1040 bytes; a pointer before
-// the block's first object, VAM_HEADERS=on, is accepted by no more sizes
-// than the old check, slot * size == off, accepted).
-inline void small_free_local(Segment *s, void *p, std::size_t shift) noexcept {
+// The common free, into a front or full block that keeps live objects, is
+// finished here (a full block then becomes the front: small_free_regained);
+// a free into a waiting block, of a block's last object, or one any check
+// rejects, goes to small_free_other, which repeats the checks in full. One
+// product gives both the interior-pointer check and the slot: off * recip =
+// slot * 2^32 + frac, and off is a multiple of the size exactly when frac <
+// recip (size * recip = 2^32 + e, e < size, so a slot start leaves frac =
+// slot * e < off < 2^32 / size <= recip, and any other offset adds at least
+// recip: exact for every offset in a block of up to 64 KiB and objects of up
+// to 1040 bytes; a pointer before the block's first object, VAM_HEADERS=on,
+// is accepted by no more sizes than the old check, slot * size == off,
+// accepted).
+//
+// `owner`: s->owner, given by a caller that has it at hand (free's fast
+// path: this thread's heap) so that the regain need not wait for the
+// segment header's load; read only on that branch.
+template <class Owner>
+inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner) noexcept {
   Block *b = block_of(s, p, shift);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));
@@ -309,17 +358,32 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift) noexcept {
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
   FreeObj *head = b->free;
-  if (VAM_LIKELY(state == BlockState::front && live > 1 && static_cast<std::uint32_t>(prod) < recip)) {
-    if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
-    store_relaxed<std::uint16_t>(b->used, live - 1);
-    auto *f = static_cast<FreeObj *>(p);
-    free_link_set(f, head);
-    b->free = f;
-    return;
+  // Two copies of the push, one per state, rather than one push and a test
+  // of the state after it: the common free, into the front, runs no more
+  // instructions than when it was the only state taken here.
+  if (VAM_LIKELY(live > 1 && static_cast<std::uint32_t>(prod) < recip)) {
+    if (VAM_LIKELY(state == BlockState::front)) {
+      if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
+      store_relaxed<std::uint16_t>(b->used, live - 1);
+      auto *f = static_cast<FreeObj *>(p);
+      free_link_set(f, head);
+      b->free = f;
+      return;
+    }
+    if (state == BlockState::full) {
+      if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
+      store_relaxed<std::uint16_t>(b->used, live - 1);
+      auto *f = static_cast<FreeObj *>(p);
+      free_link_set(f, head);
+      b->free = f;
+      return small_free_regained(owner(), b);
+    }
   }
   small_free_other(s, b, p, prod);
 }
-inline void small_free_local(Segment *s, void *p) noexcept { small_free_local(s, p, s->block_shift); }
+inline void small_free_local(Segment *s, void *p) noexcept {
+  small_free_local(s, p, s->block_shift, [s] { return s->owner; });
+}
 
 // The chain first..last (linked through `next`) onto owner's remote stack:
 // one CAS, no lock (the owner drains later).

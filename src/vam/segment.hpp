@@ -51,12 +51,11 @@ struct FreeObj {
   FreeObj *next;
 };
 
-// Life of a page block: fresh (never used) -> in its class's available list,
-// as the front (allocation takes objects from it; also the block right
-// behind it, when a full block that regained space took its place: frees
-// go on the LIFO list of both) or waiting further down <-> full (off every
-// list) -> empty (in the heap's empty list, reusable for any class of the
-// same block size).
+// Life of a page block: fresh (never used) -> available in its class
+// (heap.cpp, make_front): the front (allocation takes objects from it; also
+// the block a regain displaced from there, the waiting list's head: frees
+// go on the LIFO list of both) or waiting behind it <-> full (in no list) -> empty (in the heap's
+// empty list, reusable for any class of the same block size).
 enum class BlockState : std::uint8_t { fresh = 0, front, waiting, full, empty };
 
 // Most slots per block: 4096 / 8 (the smallest class in a one-page block).
@@ -70,7 +69,8 @@ struct alignas(128) Block {
   char *end;            // start + capacity * size
   char *start;
   std::uint32_t size;   // object size
-  std::uint16_t cls;
+  std::uint8_t cls;
+  std::uint8_t twin;    // its class's second slot in Heap::fronts (heap.hpp, front_twin)
   std::uint16_t used;   // live objects
   std::uint8_t has_pending;  // some bit of `pending` is set
   std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)
@@ -87,6 +87,7 @@ struct alignas(128) Block {
   }
 };
 static_assert(sizeof(Block) == 128);
+static_assert(kNumClasses <= 256);  // a class fits `cls`
 static_assert(offsetof(Block, pending) == 64);  // the hot fields share one cache line
 static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots &&
               kMediumBlockBytes / class_size(size_class(kMediumMin)) <= kMaxSlots);

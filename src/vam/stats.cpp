@@ -28,7 +28,7 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
       Block &b = blocks[i];
       const BlockState st = load_relaxed(b.state);
       if (st != BlockState::front && st != BlockState::waiting && st != BlockState::full) continue;
-      const std::uint16_t cls = load_relaxed(b.cls);
+      const std::uint8_t cls = load_relaxed(b.cls);
       if (cls < kNumClasses) class_live[cls] += load_relaxed(b.used);
     }
   }

@@ -116,7 +116,7 @@ TEST(VamMalloc, ClassLookupWithoutTheTableAgreesWithIt) {
 // (set 0): every segment's first line, every block's, every page-aligned
 // object's. What malloc and free read on every call must live elsewhere, or
 // it is evicted between calls (docs/vam.md, "Cache sets": sqlite3 missed on
-// avail[cls] in 36% of its mallocs and on the segment header in 27% of its
+// its class's front in 36% of its mallocs and on the segment header in 27% of its
 // frees while both sat in set 0).
 TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
   using namespace alloclab::vam;
@@ -135,7 +135,7 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
   EXPECT_EQ(g_layout.large_max, 256u * 1024);  // the default VAM_LARGE_MAX
   Heap *h = object_segment(small)->owner;
   ASSERT_NE(h, nullptr);
-  for (unsigned c = 0; c < kNumClasses; ++c) EXPECT_NE(set_of(&h->avail[c]), 0u) << c;
+  for (unsigned g = 0; g < kFrontSlots; ++g) EXPECT_NE(set_of(&h->fronts[g]), 0u) << g;
   vam_free(small);
   vam_free(medium);
   vam_free(large);
@@ -937,13 +937,32 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   t.release(first);  // frees `got` too: the same objects as the ones freed above
 }
 
+// malloc's inline path finds a request's front block at fronts[(n + 7) >> 3]
+// (heap.hpp): for every small size that entry is the front of the size's
+// class, the block the object just came from.
+TEST(VamReap, EveryRequestSizeFindsItsClassFrontByGranule) {
+  using namespace alloclab::vam;
+  std::vector<void *> got;
+  for (size_t n = 0; n <= kSmallMax; ++n) {
+    void *p = vam_malloc(n);
+    ASSERT_NE(p, nullptr);
+    got.push_back(p);
+    Segment *s = object_segment(p);
+    Block *b = block_of(s, p);
+    ASSERT_EQ(b->cls, size_class(n)) << n;
+    EXPECT_EQ(s->owner->fronts[(n + 7) >> 3], b) << n;
+    EXPECT_EQ(class_front(s->owner, b->cls), b) << n;
+  }
+  for (void *p : got) vam_free(p);
+}
+
 // The block a regained full block displaces from the front stays in state
-// front, second (heap.cpp, avail_push_regained): frees into it go on its
-// LIFO list in the fast path, not into `pending`, and it hands them out,
-// the last freed first, as soon as the front is used up. Before, it waited,
-// and on a heap whose live objects nearly fill their blocks (larson) every
-// free into a full block turned the frees into the former front into
-// waiting-block frees, off the fast path.
+// front, at the head of the waiting list (heap.cpp, make_front): frees into
+// it go on its LIFO list in the fast path, not into `pending`, and it hands
+// them out, the last freed first, as soon as the front is used up. Before,
+// it waited, and on a heap whose live objects nearly fill their blocks
+// (larson) every free into a full block turned the frees into the former
+// front into waiting-block frees, off the fast path.
 TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
   TwoBlocks t;  // C used up at the front; B second (b[3] on its list); A waits
   ASSERT_FALSE(t.a.empty());
@@ -956,15 +975,17 @@ TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
   t.release({t.b[3]});  // b[2] and b[7], live again, are in `all`
 }
 
-// A used-up block that a regain would move down the list goes off it
-// instead, marked full (heap.cpp, avail_push_regained): on random
-// replacement such blocks piled up below the front until a slow path walked
-// them off one by one (freelist_micro). Full blocks A, B and C: A regains a
-// slot that the next malloc takes (A used up, the front), B regains one (B
-// the front, A second), C regains one (C the front, B second): A is off
-// the list, so a free into it regains it at once and the next malloc hands
-// out that object, where a waiting A would have kept it pending behind C.
-TEST(VamReap, AUsedUpBlockALaterRegainDisplacesLeavesTheList) {
+// A used-up front that a regain displaces is full at once, in no list
+// (heap.cpp, make_front): on random replacement such blocks piled up below
+// the front until a slow path walked them off one by one (freelist_micro).
+// A displaced block that is not used up heads the waiting list and keeps
+// its LIFO frees; the head it displaces waits. Full blocks A, B and C: A
+// regains a slot that the next malloc takes (A used up, the front), B
+// regains one (B the front, A full), C regains one (C the front, B the
+// head of the waiting list): a free into A regains it at once and the next
+// malloc hands out that object, where a waiting A would have kept it
+// pending behind C.
+TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   using namespace alloclab::vam;
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
@@ -973,25 +994,36 @@ TEST(VamReap, AUsedUpBlockALaterRegainDisplacesLeavesTheList) {
   vam_free(t.a[9]);
   char *again = static_cast<char *>(vam_malloc(1024));
   ASSERT_EQ(again, t.a[9]);  // A used up at the front
-  vam_free(t.b[3]);          // B the front, A second
-  vam_free(t.c[5]);          // C the front, B second, A (used up) off the list
   Segment *s = alloclab::vam::segment_of(t.a[2]);
-  Block *ba = alloclab::vam::block_of(s, t.a[2]);
+  Heap *h = s->owner;
+  Block *ba = alloclab::vam::block_of(s, t.a[2]), *bb = alloclab::vam::block_of(s, t.b[0]),
+        *bc = alloclab::vam::block_of(s, t.c[0]);
+  const unsigned cls = ba->cls;
+  vam_free(t.b[3]);  // B the front, A (used up) full
+  EXPECT_EQ(ba->state, BlockState::full);
+  EXPECT_EQ(class_front(h, cls), bb);
+  vam_free(t.c[5]);  // C the front, B (one free slot) heads the waiting list, still LIFO
   EXPECT_EQ(ba->state, BlockState::full);
   EXPECT_EQ(ba->next, nullptr);
   EXPECT_EQ(ba->prev, nullptr);
-  vam_free(t.a[2]);          // A regained: the front again
+  EXPECT_EQ(class_front(h, cls), bc);
+  EXPECT_EQ(h->wait[cls], bb);
+  EXPECT_EQ(bb->state, BlockState::front);
+  vam_free(t.a[2]);  // A regained: the front again
   EXPECT_EQ(ba->state, BlockState::front);
   char *p = static_cast<char *>(vam_malloc(1024));
   EXPECT_EQ(p, t.a[2]);
-  // The list from the front down is A, C, B, linked both ways.
-  Block *front = ba, *second = front->next, *third = second ? second->next : nullptr;
-  ASSERT_NE(second, nullptr);
-  ASSERT_NE(third, nullptr);
-  EXPECT_EQ(second, alloclab::vam::block_of(s, t.c[0]));
-  EXPECT_EQ(third, alloclab::vam::block_of(s, t.b[0]));
-  EXPECT_EQ(second->prev, front);
-  EXPECT_EQ(third->prev, second);
+  // A the front, in both of its class's slots; C then B waiting, linked both
+  // ways, C keeping its LIFO frees and B now waiting.
+  EXPECT_EQ(h->fronts[front_slot(cls)], ba);
+  EXPECT_EQ(h->fronts[front_twin(cls)], ba);
+  EXPECT_EQ(ba->next, nullptr);
+  ASSERT_EQ(h->wait[cls], bc);
+  EXPECT_EQ(bc->prev, nullptr);
+  EXPECT_EQ(bc->next, bb);
+  EXPECT_EQ(bb->prev, bc);
+  EXPECT_EQ(bc->state, BlockState::front);
+  EXPECT_EQ(bb->state, BlockState::waiting);
   // Every object of `all` is live again but b[3] and c[5] (a[9] and a[2]
   // came back as `again` and p; `first` and t.again are among them).
   for (char *q : t.all)
