@@ -632,8 +632,58 @@ def analyse(rows: list, extra: dict, allocs: list, advs: list) -> dict:
                     gp.append({"program": f"{w}/{v}" if v != "real" else w, "allocator": a, "adv": adv, **x,
                                "rss_kb": r_a, "rss_ratio": (r_a / r_g) if r_a and r_g else None})
     tables["general"] = gp
+    tables["general_summary"] = general_summary(d, [(w, "malloc" if "malloc" in vs else "real")
+                                                    for w, vs in sorted(variants.items())
+                                                    if "malloc" in vs or "real" in vs], allocs, advs)
     tables["alloc_stats"] = extra.get("profiles") or {}
     return {"tables": tables, "verdicts": verdicts.evaluate(d)}
+
+
+def general_summary(d: verdicts.StudyData, programs: list, allocs: list, advs: list) -> list[dict]:
+    """Per allocator and level: the geometric mean, over PROGRAMS ((workload, variant) pairs that
+    every allocator ran), of time and peak RSS over glibc's. The time mean is taken one repeat at a
+    time (each program's ratio to glibc's run of the same repeat): `time` is the median of those
+    means, `low`/`high` the least and greatest; `over_best` is `time` over the lowest `time` of that
+    level, so the ranking of the general-purpose allocators is read from the run, not computed by
+    hand. Peak RSS: the mean of the per-program median ratios."""
+    out = []
+    for adv in advs:
+        rows = []
+        for a in allocs:
+            rsss, reps = [], []
+            for w, v in programs:
+                rs = verdicts.paired(d.times(w, v, a, adv), d.times(w, v, "glibc", adv), lambda x, g: x / g)
+                if not rs:
+                    break
+                reps.append(rs)
+                rx = verdicts.paired(d.rss(w, v, a, adv), d.rss(w, v, "glibc", adv), lambda x, g: x / g)
+                if rx:
+                    rsss.append(stats.median(rx))
+            if len(reps) != len(programs) or not programs:
+                continue  # an allocator that missed a program is not ranked on fewer programs
+            per_rep = verdicts.per_repeat(reps, stats.geomean)
+            rows.append({"allocator": a, "adv": adv, "programs": len(programs), "time": stats.median(per_rep),
+                         "low": min(per_rep), "high": max(per_rep), "repeats": len(per_rep),
+                         "rss": stats.geomean(rsss) if len(rsss) == len(programs) else None})
+        if rows:
+            best = min(r["time"] for r in rows)
+            for r in rows:
+                r["over_best"] = r["time"] / best
+            out += rows
+    return out
+
+
+def summary_lines(summary: list) -> list[str]:
+    out = []
+    for adv in sorted({r["adv"] for r in summary}):
+        rows = sorted((r for r in summary if r["adv"] == adv), key=lambda r: r["time"])
+        out.append(f"  Adv_{adv}, {rows[0]['programs']} programs (geometric mean over glibc's; "
+                   f"time: per repeat, median [min, max]):")
+        for r in rows:
+            rss = f"{r['rss']:.3f}" if r["rss"] is not None else tables.MISSING
+            out.append(f"    {r['allocator']:<12} time {r['time']:.3f} [{r['low']:.3f}, {r['high']:.3f}]  "
+                       f"x{r['over_best']:.3f} of the best   peak RSS {rss}")
+    return out
 
 
 def collect_profiles(outdir: str) -> dict:
@@ -738,6 +788,10 @@ def run_study(outdir: str = "out/study", mode: str = "default", allocators=None,
     say("\nVerdicts (the papers' claims on this machine):")
     for line in verdict_lines(analysis["verdicts"]):
         say(line)
+    if analysis["tables"].get("general_summary"):
+        say("\nGeneral-purpose allocators, naive variants and real programs:")
+        for line in summary_lines(analysis["tables"]["general_summary"]):
+            say(line)
     say(f"\nreport: {report}  ({elapsed:.0f} s)")
     analysis["interrupted"] = interrupted
     return analysis

@@ -268,6 +268,17 @@ def context(analysis: dict, outdir: str) -> dict:
     if gp:
         groups = sorted({x["program"] for x in gp})
         blocks = []
+        summ = t.get("general_summary") or []
+        if summ:
+            n = summ[0]["programs"]
+            blocks += [_p(f"Over all {n} programs: geometric mean of each allocator's time and peak RSS over "
+                          "glibc's; the time mean is taken one repeat at a time (median, and in brackets the least and "
+                          "greatest); lowest first at each level."),
+                       _tab(["allocator", "littering", "time / glibc", "x the best", "peak RSS / glibc"],
+                            [[r["allocator"], f"Adv_{r['adv']}",
+                              f"{r['time']:.3f} [{r['low']:.3f}, {r['high']:.3f}]", f"{r['over_best']:.3f}",
+                              _f(r.get("rss"), "{:.3f}")]
+                             for r in sorted(summ, key=lambda r: (r["adv"], r["time"]))])]
         for adv in sorted({x["adv"] for x in gp}):
             vals = {(x["program"], x["allocator"]): x for x in gp if x["adv"] == adv}
             blocks.append(_fig(bar_chart(groups, allocs, vals, f"Naive variants and real programs, Adv_{adv}: "
