@@ -49,9 +49,20 @@ void free_checked(Segment *s, void *p) noexcept;
 // (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline path
 // finds the default class's front by the request's granule (heap.hpp,
 // kFrontSlots) with no test of the spacing.
+//
+// The class's hot object, if there is one, comes first (heap.hpp,
+// FrontSlot): the object the last free into a full block gave back, no
+// block to update.
 inline void *malloc_impl(std::size_t n) noexcept {
   if (VAM_LIKELY(n < g_layout.inline_limit)) {
-    if (void *p = small_alloc_front(t_heap->fronts[(n + 7) >> 3])) return p;
+    const std::size_t g = (n + 7) >> 3;
+    FrontSlot *slots = t_heap->slots;
+    if (void *p = load_relaxed(slots[g].hot)) {
+      store_relaxed<void *>(slots[g].hot, nullptr);
+      store_relaxed<void *>(slots[kTwinGranule[g]].hot, nullptr);
+      return p;
+    }
+    if (void *p = small_alloc_front(slots[g].front)) return p;
     return malloc_miss(n);
   }
   return malloc_other(n);
@@ -72,7 +83,7 @@ inline void free_impl(void *p) noexcept {
   const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
   const unsigned i = free_seg_slot(p);
   if (VAM_LIKELY(a == t_free_seg.seg[i]))
-    small_free_local(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i], [] { return t_heap; });
+    small_free_local<true>(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i], [] { return t_heap; });
   else free_checked(object_segment(p), p);
 }
 

@@ -83,14 +83,32 @@ inline bool used_up(const Block *b) noexcept {
 // unlinked and relinked three block records, ~45 instructions a free:
 // freelist_micro took 1.3x mimalloc's time (docs/vam.md, "Reap allocation
 // and ordering").
+//
+// A full block about to take frees gets its hot object back first
+// (heap.hpp, FrontSlot): the block becomes a front, and its frees and
+// mallocs go through its list. If the object a free has just pushed is the
+// hot one itself, it was freed twice.
+void hot_return(Heap *h, Block *b, void *p) noexcept {
+  if (b->free == p) corruption("free(): double free detected", p);
+  set_class_hot(h, front_slot(b->cls), b->twin, nullptr);
+  auto *f = static_cast<FreeObj *>(p);
+  free_link_set(f, b->free);
+  b->free = f;
+  store_relaxed<std::uint16_t>(b->used, b->used - 1);
+}
+
 void make_front(Heap *h, Block *b) noexcept {
   const unsigned cls = b->cls;
+  const auto hot = reinterpret_cast<std::uintptr_t>(class_hot(h, cls));
+  if (VAM_UNLIKELY(hot - reinterpret_cast<std::uintptr_t>(b->start) <
+                   static_cast<std::uintptr_t>(b->end - b->start)))
+    hot_return(h, b, reinterpret_cast<void *>(hot));
   if (Block *f = class_front(h, cls)) {
     if (used_up(f)) store_relaxed(f->state, BlockState::full);
     else wait_push(h, f);
   }
-  h->fronts[b->twin] = b;  // set_class_front, the twin read from the record already in cache
-  h->fronts[front_slot(cls)] = b;
+  h->slots[b->twin].front = b;  // set_class_front, the twin read from the record already in cache
+  h->slots[front_slot(cls)].front = b;
   store_relaxed(b->state, BlockState::front);
 }
 
@@ -477,6 +495,19 @@ void small_free_slow(Heap *h, Block *b) noexcept {
 
 void small_free_regained(Heap *h, Block *b) noexcept { make_front(h, b); }
 
+// Each hot object's block is full (heap.hpp, FrontSlot): small_free_slow
+// makes it the front, which returns the object to it, and retires it if
+// that was its last.
+void hot_return_all(Heap *h) noexcept {
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    if (void *p = class_hot(h, c)) {
+      Block *b = block_of(segment_of(p), p);
+      VAM_CHECK(b->state == BlockState::full);
+      small_free_slow(h, b);
+    }
+  }
+}
+
 // p's first word decodes as a link of a free list (heap.hpp). Walk the
 // block's list: p on it is a double free, however many frees came between.
 // Otherwise the word is a live object's data (a pointer the program stored
@@ -835,6 +866,7 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
 }
 
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
+  hot_return_all(h);
   drain_remote(h);
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {

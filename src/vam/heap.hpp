@@ -17,6 +17,7 @@
 // pointer in each segment stays valid forever.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -63,11 +64,48 @@ constexpr bool front_slots_match() noexcept {
 }
 static_assert(front_slots_match());
 
+// Each request granule's entry in the heap: its class's front block, and the
+// class's hot object. The hot object is the last one a free gave back to a
+// full block, held here rather than pushed on that block: the next malloc of
+// its class hands it out from this slot without touching the block at all.
+// Random replacement in a class whose live objects fill their blocks (free
+// one, allocate one) is that pattern on every step. Through the block, the
+// free regained the block (it became the front) and the malloc read the
+// front the free had just written, then the block's list head it had just
+// written, then the link in the object it had just written: three loads in
+// a row, each waiting on the store before it. From here it is one
+// (freelist_micro; docs/vam.md, "The hot object").
+//
+// The block keeps counting the hot object as live and stays full, in no
+// list, so nothing but free can reach it: a free into that block first
+// returns the hot object to the block's list (heap.cpp, make_front), and a
+// second free of the hot object itself finds it in the slot (small_free_local)
+// or just pushed (make_front): a double free either way. A class's two
+// granules hold the same hot object; a malloc that takes it clears both
+// (kTwinGranule). Only free's own fast path fills the slot, for its thread's
+// heap, and only in the geometry whose mallocs read it (inline_limit != 0);
+// the slot goes back to its block at thread exit and at vam_collect
+// (hot_return_all), and statistics do not count it as live.
+struct FrontSlot {
+  Block *front;
+  void *hot;
+};
+// Granule g's class's other granule (g itself for a class of one).
+inline constexpr auto kTwinGranule = [] {
+  std::array<std::uint8_t, kFrontSlots> t{};
+  for (unsigned g = 0; g < kFrontSlots; ++g) {
+    const unsigned c = size_class(8 * std::size_t{g});
+    t[g] = static_cast<std::uint8_t>(g == front_slot(c) ? front_twin(c) : front_slot(c));
+  }
+  return t;
+}();
+static_assert(kFrontSlots <= 256 && kTwinGranule[1] == 0 && kTwinGranule[2] == 2 && kTwinGranule[4] == 3);
+
 struct Heap {
-  // Each class's front block, the one new objects come from, indexed by
-  // request granule ((n + 7) / 8, below: class_front); the rest of its
-  // available blocks are in `wait` (below).
-  Block *fronts[kFrontSlots] = {};
+  // Each class's front block, the one new objects come from, and its hot
+  // object (above), indexed by request granule ((n + 7) / 8, below:
+  // class_front); the rest of its available blocks are in `wait` (below).
+  FrontSlot slots[kFrontSlots] = {};
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
   std::atomic<std::uint32_t> orphan_frees{0};  // remote frees into it while `orphan`
@@ -257,11 +295,21 @@ inline void *small_alloc_front(Block *b) noexcept {
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
-inline Block *class_front(const Heap *h, unsigned cls) noexcept { return h->fronts[front_slot(cls)]; }
+inline Block *class_front(const Heap *h, unsigned cls) noexcept { return h->slots[front_slot(cls)].front; }
 inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
-  h->fronts[front_twin(cls)] = b;
-  h->fronts[front_slot(cls)] = b;
+  h->slots[front_twin(cls)].front = b;
+  h->slots[front_slot(cls)].front = b;
 }
+// The hot object of class cls (FrontSlot), or null. Its owner writes it;
+// statistics read it from other threads: relaxed atomics, plain moves.
+inline void *class_hot(Heap *h, unsigned cls) noexcept { return load_relaxed(h->slots[front_slot(cls)].hot); }
+inline void set_class_hot(Heap *h, unsigned slot, unsigned twin, void *p) noexcept {
+  store_relaxed(h->slots[slot].hot, p);
+  store_relaxed(h->slots[twin].hot, p);
+}
+// Every hot object of h back to its block (heap.cpp): h's owner, or with h
+// no thread's.
+void hot_return_all(Heap *h) noexcept;
 
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   if (void *p = small_alloc_front(class_front(h, cls))) return p;
@@ -348,7 +396,14 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 // `owner`: s->owner, given by a caller that has it at hand (free's fast
 // path: this thread's heap) so that the regain need not wait for the
 // segment header's load; read only on that branch.
-template <class Owner>
+//
+// kFillHot (free's fast path only, where `owner` is this thread's heap): a
+// free into a full block, when its class's hot slot is empty, goes there and
+// leaves the block as it is (FrontSlot). A full block has nothing on its
+// list and nothing pending, so a double free of an object of it can only be
+// of the hot object: the compare with the slot is that check, and the
+// object's first word is not read.
+template <bool kFillHot, class Owner>
 inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner) noexcept {
   Block *b = block_of(s, p, shift);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
@@ -371,6 +426,15 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
       return;
     }
     if (state == BlockState::full) {
+      if constexpr (kFillHot) {
+        if (VAM_LIKELY(g_layout.inline_limit != 0)) {
+          Heap *h = owner();
+          const unsigned slot = front_slot(b->cls);
+          void *hot = load_relaxed(h->slots[slot].hot);
+          if (VAM_LIKELY(hot == nullptr)) return set_class_hot(h, slot, b->twin, p);
+          if (VAM_UNLIKELY(hot == p)) return small_free_invalid(b, p);
+        }
+      }
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
       store_relaxed<std::uint16_t>(b->used, live - 1);
       auto *f = static_cast<FreeObj *>(p);
@@ -382,7 +446,7 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
   small_free_other(s, b, p, prod);
 }
 inline void small_free_local(Segment *s, void *p) noexcept {
-  small_free_local(s, p, s->block_shift, [s] { return s->owner; });
+  small_free_local<false>(s, p, s->block_shift, [s] { return s->owner; });
 }
 
 // The chain first..last (linked through `next`) onto owner's remote stack:

@@ -32,6 +32,9 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
       if (cls < kNumClasses) class_live[cls] += load_relaxed(b.used);
     }
   }
+  // A hot object is free, though its block counts it (heap.hpp, FrontSlot).
+  for (unsigned c = 0; c < kNumClasses; ++c)
+    if (class_hot(h, c) != nullptr) --class_live[c];
 }
 
 }  // namespace

@@ -303,7 +303,10 @@ void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
 void vam_collect(void) {
   v::remote_flush_all();  // the frees this thread holds for other heaps go to them
-  if (v::Heap *h = v::t_heap; h != &v::g_empty_heap) v::heap_collect(h);
+  if (v::Heap *h = v::t_heap; h != &v::g_empty_heap) {
+    v::hot_return_all(h);
+    v::heap_collect(h);
+  }
   v::huge_cache_expire(true);
 }
 }

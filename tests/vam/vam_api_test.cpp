@@ -135,7 +135,7 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
   EXPECT_EQ(g_layout.large_max, 256u * 1024);  // the default VAM_LARGE_MAX
   Heap *h = object_segment(small)->owner;
   ASSERT_NE(h, nullptr);
-  for (unsigned g = 0; g < kFrontSlots; ++g) EXPECT_NE(set_of(&h->fronts[g]), 0u) << g;
+  for (unsigned g = 0; g < kFrontSlots; ++g) EXPECT_NE(set_of(&h->slots[g]), 0u) << g;
   vam_free(small);
   vam_free(medium);
   vam_free(large);
@@ -841,6 +841,16 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
 // that regains space becomes the front and the block it displaces stays in
 // state front, second; the one behind that waits. C's freed object is
 // handed out again at once, leaving C, used up, at the front and B second.
+// vam_free, then the class's hot object (heap.hpp, FrontSlot) back to its
+// block: the block-order tests below follow every free into its block, as
+// a free does whenever the hot slot is taken. The hot slot has tests of its
+// own (VamHot).
+void free_to_block(void *p) {
+  alloclab::vam::Segment *s = alloclab::vam::segment_of(p);
+  vam_free(p);
+  alloclab::vam::hot_return_all(s->owner);
+}
+
 struct TwoBlocks {
   std::vector<char *> all, a, b, c;
   char *again = nullptr;  // c[0] again
@@ -863,12 +873,12 @@ struct TwoBlocks {
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     std::sort(c.begin(), c.end());
-    vam_free(a[9]);   // A was full: the front
-    vam_free(b[3]);   // B too: B is the front, A second (still LIFO)
-    vam_free(c[0]);   // C: the front, B second, A waits
+    free_to_block(a[9]);   // A was full: the front
+    free_to_block(b[3]);   // B too: B is the front, A second (still LIFO)
+    free_to_block(c[0]);   // C: the front, B second, A waits
     again = static_cast<char *>(vam_malloc(1024));  // c[0]: C is used up
-    vam_free(a[12]);  // A waits: pending
-    vam_free(a[1]);
+    free_to_block(a[12]);  // A waits: pending
+    free_to_block(a[1]);
   }
   std::vector<char *> next4() {
     std::vector<char *> got;
@@ -921,11 +931,11 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto first = t.next4();     // A, B and C are full again
-  vam_free(t.a[14]);                // A becomes the front: LIFO list
-  vam_free(t.b[5]);                 // B the front, A second
-  vam_free(t.c[7]);                 // C the front, B second, A waits
+  free_to_block(t.a[14]);                // A becomes the front: LIFO list
+  free_to_block(t.b[5]);                 // B the front, A second
+  free_to_block(t.c[7]);                 // C the front, B second, A waits
   const int scrambled[] = {4, 10, 0, 6, 2, 8, 13};
-  for (int i : scrambled) vam_free(t.a[i]);
+  for (int i : scrambled) free_to_block(t.a[i]);
   std::vector<char *> want = {t.c[7], t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
   std::vector<char *> got;
   for (size_t i = 0; i < want.size(); ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
@@ -950,7 +960,7 @@ TEST(VamReap, EveryRequestSizeFindsItsClassFrontByGranule) {
     Segment *s = object_segment(p);
     Block *b = block_of(s, p);
     ASSERT_EQ(b->cls, size_class(n)) << n;
-    EXPECT_EQ(s->owner->fronts[(n + 7) >> 3], b) << n;
+    EXPECT_EQ(s->owner->slots[(n + 7) >> 3].front, b) << n;
     EXPECT_EQ(class_front(s->owner, b->cls), b) << n;
   }
   for (void *p : got) vam_free(p);
@@ -967,8 +977,8 @@ TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
   TwoBlocks t;  // C used up at the front; B second (b[3] on its list); A waits
   ASSERT_FALSE(t.a.empty());
   ASSERT_EQ(t.again, t.c[0]);
-  vam_free(t.b[7]);
-  vam_free(t.b[2]);  // lower address, freed last
+  free_to_block(t.b[7]);
+  free_to_block(t.b[2]);  // lower address, freed last
   std::vector<char *> got;
   for (int i = 0; i < 3; ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
   EXPECT_EQ(got, (std::vector<char *>{t.b[2], t.b[7], t.b[3]}));
@@ -991,7 +1001,7 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   ASSERT_FALSE(t.a.empty());
   const auto first = t.next4();  // b[3], a[9], a[1], a[12]: A, B and C are full again
   ASSERT_EQ(first, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
-  vam_free(t.a[9]);
+  free_to_block(t.a[9]);
   char *again = static_cast<char *>(vam_malloc(1024));
   ASSERT_EQ(again, t.a[9]);  // A used up at the front
   Segment *s = alloclab::vam::segment_of(t.a[2]);
@@ -999,24 +1009,24 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   Block *ba = alloclab::vam::block_of(s, t.a[2]), *bb = alloclab::vam::block_of(s, t.b[0]),
         *bc = alloclab::vam::block_of(s, t.c[0]);
   const unsigned cls = ba->cls;
-  vam_free(t.b[3]);  // B the front, A (used up) full
+  free_to_block(t.b[3]);  // B the front, A (used up) full
   EXPECT_EQ(ba->state, BlockState::full);
   EXPECT_EQ(class_front(h, cls), bb);
-  vam_free(t.c[5]);  // C the front, B (one free slot) heads the waiting list, still LIFO
+  free_to_block(t.c[5]);  // C the front, B (one free slot) heads the waiting list, still LIFO
   EXPECT_EQ(ba->state, BlockState::full);
   EXPECT_EQ(ba->next, nullptr);
   EXPECT_EQ(ba->prev, nullptr);
   EXPECT_EQ(class_front(h, cls), bc);
   EXPECT_EQ(h->wait[cls], bb);
   EXPECT_EQ(bb->state, BlockState::front);
-  vam_free(t.a[2]);  // A regained: the front again
+  free_to_block(t.a[2]);  // A regained: the front again
   EXPECT_EQ(ba->state, BlockState::front);
   char *p = static_cast<char *>(vam_malloc(1024));
   EXPECT_EQ(p, t.a[2]);
   // A the front, in both of its class's slots; C then B waiting, linked both
   // ways, C keeping its LIFO frees and B now waiting.
-  EXPECT_EQ(h->fronts[front_slot(cls)], ba);
-  EXPECT_EQ(h->fronts[front_twin(cls)], ba);
+  EXPECT_EQ(h->slots[front_slot(cls)].front, ba);
+  EXPECT_EQ(h->slots[front_twin(cls)].front, ba);
   EXPECT_EQ(ba->next, nullptr);
   ASSERT_EQ(h->wait[cls], bc);
   EXPECT_EQ(bc->prev, nullptr);
@@ -1028,6 +1038,158 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   // came back as `again` and p; `first` and t.again are among them).
   for (char *q : t.all)
     if (q != t.b[3] && q != t.c[5]) vam_free(q);
+}
+
+// A full block of 1024-byte objects, not the front, in a segment free's fast
+// path already knows (a free and a malloc of the front's last object): a
+// free into it takes the fast path's hot slot (heap.hpp, FrontSlot).
+struct FullBlock {
+  std::vector<char *> all, objs;
+  static constexpr uintptr_t kBlock = TwoBlocks::kBlock;
+  FullBlock() {
+    for (size_t i = 0; i < 3 * TwoBlocks::kPer; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
+    char *last = all.back();
+    vam_free(last);
+    if (vam_malloc(1024) != last) return;
+    std::map<uintptr_t, std::vector<char *>> blocks;
+    for (char *p : all) blocks[TwoBlocks::block(p)].push_back(p);
+    for (auto &kv : blocks)
+      if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(last)) {
+        objs = kv.second;
+        return;
+      }
+  }
+  alloclab::vam::Block *record() const {
+    alloclab::vam::Segment *s = alloclab::vam::segment_of(objs[0]);
+    return alloclab::vam::block_of(s, objs[0]);
+  }
+  alloclab::vam::Heap *heap() const { return alloclab::vam::segment_of(objs[0])->owner; }
+};
+
+// The free leaves the block full and the object in both of its class's
+// granules; a malloc of either granule hands it out and empties both.
+TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
+  using namespace alloclab::vam;
+  FullBlock f;
+  ASSERT_FALSE(f.objs.empty());
+  Block *b = f.record();
+  Heap *h = f.heap();
+  const unsigned cls = b->cls;
+  ASSERT_EQ(b->state, BlockState::full);
+  ASSERT_NE(front_slot(cls), front_twin(cls));
+  const vam_stats_t before = stats();
+  char *p = f.objs[5];
+  vam_free(p);
+  const vam_stats_t after = stats();
+  EXPECT_EQ(b->state, BlockState::full);
+  EXPECT_EQ(b->used, TwoBlocks::kPer);  // the block still counts it
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, p);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, p);
+  EXPECT_EQ(after.class_live[cls] + 1, before.class_live[cls]);  // statistics do not
+  char *other = static_cast<char *>(vam_malloc(8));  // another class: not it
+  EXPECT_NE(other, p);
+  vam_free(other);
+  const size_t twin_bytes = 8 * front_twin(cls);  // the class's other granule
+  ASSERT_EQ(size_class(twin_bytes), cls);
+  EXPECT_EQ(vam_malloc(twin_bytes), p);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, nullptr);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, nullptr);
+  EXPECT_NE(vam_malloc(1024), p);  // handed out once
+  EXPECT_EQ(b->state, BlockState::full);
+}
+
+// The hot slot taken, a free into a full block goes to the block, which
+// becomes the front; if the hot object is of that block it goes back to the
+// block's list first, so the block's next mallocs see both.
+TEST(VamHot, AFreeIntoTheHotObjectsBlockReturnsItThere) {
+  using namespace alloclab::vam;
+  FullBlock f;
+  ASSERT_FALSE(f.objs.empty());
+  Block *b = f.record();
+  Heap *h = f.heap();
+  vam_free(f.objs[3]);  // hot
+  vam_free(f.objs[7]);  // into the same block
+  EXPECT_EQ(b->state, BlockState::front);
+  EXPECT_EQ(class_hot(h, b->cls), nullptr);
+  EXPECT_EQ(b->used, TwoBlocks::kPer - 2);
+  std::set<void *> got = {vam_malloc(1024), vam_malloc(1024)};
+  EXPECT_EQ(got, (std::set<void *>{f.objs[3], f.objs[7]}));
+}
+
+// Thread exit and vam_collect give the hot object back to its block.
+TEST(VamHot, CollectReturnsTheHotObject) {
+  using namespace alloclab::vam;
+  FullBlock f;
+  ASSERT_FALSE(f.objs.empty());
+  Block *b = f.record();
+  vam_free(f.objs[4]);
+  ASSERT_EQ(class_hot(f.heap(), b->cls), f.objs[4]);
+  vam_collect();
+  EXPECT_EQ(class_hot(f.heap(), b->cls), nullptr);
+  EXPECT_EQ(b->used, TwoBlocks::kPer - 1);
+  EXPECT_EQ(b->state, BlockState::front);
+  EXPECT_EQ(vam_malloc(1024), f.objs[4]);
+}
+
+TEST(VamHot, ThreadExitReturnsTheHotObject) {
+  using namespace alloclab::vam;
+  std::atomic<Block *> blk{nullptr};
+  std::atomic<long> used{-1};
+  std::thread([&] {
+    FullBlock f;
+    if (f.objs.empty()) return;
+    vam_free(f.objs[4]);
+    if (class_hot(f.heap(), f.record()->cls) != f.objs[4]) return;
+    blk = f.record();
+    for (char *p : f.all)
+      if (p != f.objs[4]) vam_free(p);
+  }).join();
+  ASSERT_NE(blk.load(), nullptr);
+  used = blk.load()->used;  // abandoned, not yet unmapped: heaps keep their segments a while
+  EXPECT_EQ(used.load(), 0);
+}
+
+TEST(VamHot, DoubleFreeOfTheHotObjectAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FullBlock f;
+        if (f.objs.empty()) abort();
+        vam_free(f.objs[5]);
+        vam_free(f.objs[5]);
+      },
+      "vam: free\\(\\): double free detected");
+}
+
+// Freed again after a free into its block returned it there: on the
+// front's list, found by the list walk.
+TEST(VamHot, DoubleFreeAfterTheHotObjectWentBackAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FullBlock f;
+        if (f.objs.empty()) abort();
+        vam_free(f.objs[5]);
+        vam_free(f.objs[6]);
+        vam_free(f.objs[5]);
+      },
+      "vam: free\\(\\): double free detected");
+}
+
+// Freed again by another thread: the remote free reaches the block when
+// the owner drains (a slow path of any class), the block is regained, and
+// the object just pushed is the hot one.
+TEST(VamHot, RemoteDoubleFreeOfTheHotObjectAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        FullBlock f;
+        if (f.objs.empty()) abort();
+        vam_free(f.objs[5]);
+        std::thread([&] { vam_free(f.objs[5]); }).join();
+        for (int i = 0; i < 1000; ++i) vam_malloc(200);  // another class: its slow path drains
+      },
+      "vam: free\\(\\): double free detected");
 }
 
 TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
