@@ -90,6 +90,7 @@ struct FrontSlot {
   Block *front;
   void *hot;
 };
+static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a granule
 // Granule g's class's other granule (g itself for a class of one).
 inline constexpr auto kTwinGranule = [] {
   std::array<std::uint8_t, kFrontSlots> t{};
