@@ -23,8 +23,8 @@ The experiment's invariants (the papers' method):
 
 API::
 
-    plan(mode, allocators=None, outdir=...) -> Plan
-    run_study(outdir="out/study", mode="default", allocators=None, progress=sys.stderr) -> dict
+    plan(mode, allocators=None, outdir=..., runs=None) -> Plan
+    run_study(outdir="out/study", mode="default", allocators=None, progress=sys.stderr, runs=None) -> dict
     rerender(outdir) -> str          # report.html again from findings.json and verdicts.json
 """
 
@@ -243,9 +243,12 @@ def _pick_allocators(mode: str, allocators, notes: list) -> list:
     return allocs
 
 
-def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> Plan:
+def plan(mode: str = "default", allocators=None, outdir: str = "out/study", runs=None) -> Plan:
+    """RUNS: timed runs per program, allocator and level, in place of the mode's."""
     if mode not in MODES:
         raise LabError(f"unknown study mode {mode!r} (quick, default, full)")
+    if runs is not None and (not isinstance(runs, int) or runs < 1):
+        raise LabError(f"runs must be a whole number of at least 1, not {runs!r}")
     m = MODES[mode]
     notes: list = []
     allocs = _pick_allocators(mode, allocators, notes)
@@ -271,7 +274,7 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study") -> P
     programs += real_programs(outdir, m["real"], notes)
     if not programs:
         raise LabError("nothing to run: build the workloads first (make)")
-    return Plan(mode, allocs, list(m["advs"]), m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
+    return Plan(mode, allocs, list(m["advs"]), runs or m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
                 programs, notes, frag_scale=m["frag_scale"], weights_scale=m["weights_scale"])
 
 
@@ -740,10 +743,10 @@ def verdicts_markdown(vs: list) -> str:
 
 
 def run_study(outdir: str = "out/study", mode: str = "default", allocators=None, progress=sys.stderr,
-              ablation: bool = False) -> dict:
+              ablation: bool = False, runs=None) -> dict:
     start = time.monotonic()
     os.makedirs(outdir, exist_ok=True)
-    p = plan(mode, allocators, outdir)
+    p = plan(mode, allocators, outdir, runs)
     p.outdir = outdir
     say = (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
     say(f"study ({mode}): {len(p.programs)} programs x {len(p.allocators)} allocators x "
@@ -859,10 +862,13 @@ def rerender(outdir: str) -> str:
 
 
 def add_arguments(ss) -> None:
-    """`alloclab study [--quick | --full] [--allocators LIST] [-o DIR]` (declared in cli.COMMANDS)."""
+    """`alloclab study [--quick | --full] [-r N] [--allocators LIST] [-o DIR]` (declared in cli.COMMANDS)."""
     from alloclab import args as A
     A.add_mode(ss, "a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)",
                "bigger inputs, every littering level, more runs")
+    ss.add_argument("-r", "--runs", type=A.count_type(1), default=None, metavar="N",
+                    help="timed runs per program, allocator and level (default: 2 with --quick, 3, "
+                         "5 with --full); the spread of the verdicts and rankings narrows with more")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")
@@ -872,5 +878,6 @@ def add_arguments(ss) -> None:
 def run_command(ns) -> int:
     allocs = [a.name if a.path is None or a.name in alloc_mod.KNOWN else a.path
               for a in ns.allocators] if ns.allocators else None
-    analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs, ablation=ns.ablation)
+    analysis = run_study(outdir=ns.output, mode=ns.mode or "default", allocators=allocs, ablation=ns.ablation,
+                         runs=ns.runs)
     return 130 if analysis.get("interrupted") else 0

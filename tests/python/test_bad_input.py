@@ -256,3 +256,22 @@ def test_an_unknown_ablation_program_is_named_with_the_ones_there_are(tmp_path):
     r = run_cli("ablation", "--quick", "--programs", "gp_mix,nosuch", "-o", str(tmp_path / "o"))
     assert r.returncode == 2, r.stderr
     assert "--programs: nosuch is not among this mode's programs (" in r.stderr and "gp_mix" in r.stderr
+
+
+# --- the study's run count ---------------------------------------------------------
+
+@pytest.mark.parametrize("runs", ["0", "-1", "two", "2.5"])
+def test_study_refuses_a_run_count_that_is_not_a_positive_whole_number(runs, tmp_path):
+    r = run_cli("study", "-r", runs, "-o", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("alloclab: ") or "usage:" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_study_plan_takes_the_run_count_over_the_modes(tmp_path):
+    from alloclab import study
+    assert study.plan("quick", ["glibc"], str(tmp_path)).repeat == study.MODES["quick"]["repeat"]
+    assert study.plan("quick", ["glibc"], str(tmp_path), runs=7).repeat == 7
+    with pytest.raises(study.LabError):
+        study.plan("quick", ["glibc"], str(tmp_path), runs=0)
