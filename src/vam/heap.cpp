@@ -458,7 +458,7 @@ bool layout_settle() noexcept {
 }
 
 // A heap starts kHeapColour bytes into its mapping, not at the page: its
-// first lines are `fronts`, which every small malloc reads, and a page's first
+// first lines are `slots`, which every small malloc reads, and a page's first
 // line falls in L1 set 0 with every segment header, block start and
 // page-aligned object (docs/vam.md, "Cache sets"). At offset 0 the read of
 // its front entry missed on 36% of sqlite3's mallocs; 17 lines in, on 0.1%.

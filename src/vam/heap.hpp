@@ -1,9 +1,10 @@
 // heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
 // order (paper §3.5), with reap allocation inside each block (§3.4).
 //
-//   Heap::fronts[g]   per class, the front block (segment.hpp, Block: bump,
-//   Heap::wait[cls]   then free list), by request granule, and the blocks
-//                     behind it, in Vam's order (heap.cpp, make_front)
+//   Heap::slots[g]    per class, the front block (segment.hpp, Block: bump,
+//   Heap::wait[cls]   then free list) and the hot object, by request
+//                     granule, and the blocks behind the front, in Vam's
+//                     order (heap.cpp, make_front)
 //                                                         classes 8..1024
 //   Heap::large       LargeHeap: shared regions, best fit, coalescing
 //                     (large_region.hpp)                  1 KiB..VAM_LARGE_MAX
@@ -41,7 +42,7 @@ namespace alloclab::vam {
 extern Layout g_layout VAM_HIDDEN;
 
 // malloc's inline path finds the front block of a request of n bytes at
-// fronts[(n + 7) >> 3]: two instructions, where computing the class first
+// slots[(n + 7) >> 3]: two instructions, where computing the class first
 // (n <= 8 ? 0 : (n + 15) >> 4) took five. A class has one or two granules
 // (8 bytes: requests of 0 and 1..8; 16 bytes: 9..16; 32: 17..32, ...), and
 // each of them holds the class's front: set_class_front writes both. The
