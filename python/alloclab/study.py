@@ -868,7 +868,8 @@ def add_arguments(ss) -> None:
                "bigger inputs, every littering level, more runs")
     ss.add_argument("-r", "--runs", type=A.count_type(1), default=None, metavar="N",
                     help="timed runs per program, allocator and level (default: 2 with --quick, 3, "
-                         "5 with --full); the spread of the verdicts and rankings narrows with more")
+                         "5 with --full); more runs steady the medians, while the min-max spreads "
+                         "the verdicts use can only widen")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")
