@@ -24,6 +24,8 @@
 
 #include <time.h>
 
+#include <atomic>
+
 #include "layers/mapping_cache.hpp"
 #include "layers/os.hpp"
 #include "vam/check.hpp"
@@ -37,25 +39,73 @@ namespace {
 
 // What the cache keeps, read from the options at each use (the options are
 // read once, at start-up, before any huge object exists).
+//
+// The largest mapping kept follows the program's demand. It starts at half
+// of VAM_HUGE_CACHE; a mapping freed above it is refused (unmapped) and
+// noted, and when a huge request then misses the cache within
+// VAM_DISCARD_DELAY_MS, the program is seen to free and map buffers of that
+// size in a loop, where the refused mapping would have served: the largest
+// kept grows to cover both (never above kKeepCeiling), and the byte budget
+// to twice that. Buffers of 5..25 MiB replaced at random took an mmap, a
+// fault per page and an munmap each (docs/vam.md, "Huge objects"). It never
+// shrinks back, but what is kept still goes back after the delay.
 struct VamHugePolicy {
   static constexpr int kSlots = 64;
   static constexpr int kBudgetHeaps = 8;
+  static constexpr std::size_t kKeepCeiling = std::size_t{32} << 20;
 
   // VAM_HUGE_CACHE bytes for each thread that owns a heap (for up to
   // kBudgetHeaps threads): threads free huge objects at the same time, and
-  // one thread's share would be taken by the others' frees.
+  // one thread's share would be taken by the others' frees; at least twice
+  // the largest mapping kept.
   static std::size_t limit() noexcept {
     const int heaps = live_heaps();
     const std::size_t n = heaps < 1 ? 1 : heaps > kBudgetHeaps ? kBudgetHeaps : static_cast<std::size_t>(heaps);
-    return static_cast<std::size_t>(options().huge_cache) * n;
+    const std::size_t base = static_cast<std::size_t>(options().huge_cache) * n;
+    const std::size_t grown = 2 * demand().keep.load(std::memory_order_relaxed);
+    return base > grown ? base : grown;
   }
-  // A mapping is kept only if it is at most half of VAM_HUGE_CACHE.
-  static std::size_t max_bytes() noexcept { return static_cast<std::size_t>(options().huge_cache) / 2; }
+  // A mapping is kept only if it is at most half of VAM_HUGE_CACHE, or of
+  // the size demand has grown the cache to.
+  static std::size_t max_bytes() noexcept {
+    const std::size_t base = static_cast<std::size_t>(options().huge_cache) / 2;
+    const std::size_t grown = demand().keep.load(std::memory_order_relaxed);
+    return base > grown ? base : grown;
+  }
   static std::int64_t delay_ms() noexcept { return options().discard_delay_ms; }
   static std::int64_t now_ms() noexcept {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  }
+
+  // huge_free: a mapping of `bytes` is about to go back for its size alone.
+  static void refused(std::size_t bytes) noexcept {
+    if (options().huge_cache == 0 || bytes > kKeepCeiling || bytes <= max_bytes()) return;
+    Demand &d = demand();
+    d.refused_ms.store(now_ms(), std::memory_order_relaxed);
+    d.refused.store(bytes, std::memory_order_relaxed);
+  }
+  // huge_alloc: a request of `bytes` found nothing to take.
+  static void missed(std::size_t bytes) noexcept {
+    Demand &d = demand();
+    const std::size_t r = d.refused.load(std::memory_order_relaxed);
+    if (r == 0 || bytes > kKeepCeiling) return;
+    d.refused.store(0, std::memory_order_relaxed);
+    if (now_ms() - d.refused_ms.load(std::memory_order_relaxed) >= delay_ms()) return;
+    const std::size_t want = r > bytes ? r : bytes;
+    if (want > d.keep.load(std::memory_order_relaxed)) d.keep.store(want, std::memory_order_relaxed);
+  }
+  // Relaxed atomics: several threads may free and map at once, and a lost
+  // update only delays the growth by one refusal.
+  struct Demand {
+    std::atomic<std::size_t> keep{0};        // the largest mapping kept, as grown (0: not grown)
+    std::atomic<std::size_t> refused{0};     // the last mapping refused for its size (0: none pending)
+    std::atomic<std::int64_t> refused_ms{0};
+  };
+  static Demand &demand() noexcept {
+    static Demand d;  // constant-initialised
+    return d;
   }
 };
 
@@ -95,6 +145,7 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
   if (s) {
     s->zeroed = 0;
   } else {
+    if (align <= kSegmentBytes) VamHugePolicy::missed(bytes);
     s = static_cast<Segment *>(align > kSegmentBytes ? g_cache.get_fresh_at(bytes, align, kSegmentBytes)
                                                      : g_cache.get_fresh(bytes));
     if (!s) return nullptr;
@@ -127,6 +178,7 @@ void huge_free(Segment *s, void *p) noexcept {
   c.live_bytes.fetch_sub(static_cast<std::int64_t>(usable), std::memory_order_relaxed);
   c.live_objects.fetch_sub(1, std::memory_order_relaxed);
   c.pages.fetch_sub(static_cast<std::int64_t>(bytes / kPage), std::memory_order_relaxed);
+  VamHugePolicy::refused(bytes);
   g_cache.put_chunk(s, bytes);  // kept or unmapped; then the cache's old mappings go back
 }
 

@@ -176,6 +176,60 @@ TEST(VamHugeReuse, ARequestAlignedBeyondASegmentGetsAFreshMappingNotACachedOne) 
   vam_collect();
 }
 
+// Buffers above half of VAM_HUGE_CACHE (8 MiB: 4 MiB) are refused at first;
+// one freed and mapped again within the delay grows what the cache keeps
+// (if a test before, in the same process, has not grown it already).
+TEST(VamHugeReuse, ABufferAboveTheCacheSizeIsKeptOnceTheProgramMapsItsSizeAgain) {
+  const size_t n = size_t{12} << 20;
+  vam_collect();
+  char *p = static_cast<char *>(vam_malloc(n));
+  ASSERT_NE(p, nullptr);
+  memset(p, 1, n);
+  vam_free(p);  // refused: unmapped (run alone)
+  char *q = static_cast<char *>(vam_malloc(n));  // a miss right after the refusal: the cache grows
+  ASSERT_NE(q, nullptr);
+  memset(q, 2, n);
+  vam_free(q);  // kept now
+  EXPECT_GE(alloclab::vam::huge_cached_pages(), static_cast<std::int64_t>(n / 4096));
+  const std::uint64_t h = alloclab::vam::huge_cache_hits();
+  const std::uint64_t m = maps();
+  char *r = static_cast<char *>(vam_malloc(n - 100000));
+  EXPECT_EQ(r, q);
+  EXPECT_EQ(maps(), m);
+  EXPECT_EQ(alloclab::vam::huge_cache_hits(), h + 1);
+  EXPECT_EQ(r[0], 2);  // the same pages, not faulted in anew
+  vam_free(r);
+  vam_collect();  // and they still go back
+  EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0);
+}
+
+TEST(VamHugeReuse, ABufferAboveTheCeilingIsNeverKept) {
+  const size_t n = size_t{40} << 20;  // above the 32 MiB the cache grows to at most
+  vam_collect();
+  for (int i = 0; i < 3; ++i) {
+    char *p = static_cast<char *>(vam_malloc(n));
+    ASSERT_NE(p, nullptr);
+    p[0] = p[n - 1] = 1;
+    vam_free(p);
+    EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0) << i;
+  }
+}
+
+TEST(VamHugeReuse, ARefusalOlderThanTheDelayDoesNotGrowTheCache) {
+  const size_t n = size_t{20} << 20;  // above whatever the tests before grew the cache to
+  vam_collect();
+  char *p = static_cast<char *>(vam_malloc(n));
+  ASSERT_NE(p, nullptr);
+  p[0] = 1;
+  vam_free(p);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // VAM_DISCARD_DELAY_MS: 100
+  char *q = static_cast<char *>(vam_malloc(n));
+  ASSERT_NE(q, nullptr);
+  q[0] = 1;
+  vam_free(q);
+  EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0);
+}
+
 TEST(VamHugeReuse, CachedMappingsGoBackAfterTheDelay) {
   vam_collect();
   void *p = vam_malloc(600000);
