@@ -288,6 +288,11 @@ inline void *small_alloc_front(Block *b) noexcept {
       char *p = b->bump;
       if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
       b->bump = p + b->size;
+      // A reused block still holds the links of its last use, some of them
+      // now at object starts: cleared, as for an object taken off the list,
+      // or the free of each such object would walk the block's list to rule
+      // out a double free (small_free_suspect), one walk per free.
+      reinterpret_cast<FreeObj *>(p)->next = nullptr;
       used_inc(b);
       return p;
     }
