@@ -224,7 +224,20 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // A huge object that stays huge moves its pages, not its bytes.
   if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))
     if (void *q = huge_resize(s, p, n)) return q;
-  void *q = malloc_impl(n);
+  // Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
+  // classes are 16 bytes apart, so a buffer grown in small steps would move
+  // at every step or two, each move a copy of all of it; with the slack it
+  // moves once per eighth of growth, and the copies add up to a few times
+  // its final size (docs/vam.md, "Limits and known gaps"). A small object
+  // stays small: the slack would otherwise push one near 1 KiB into the
+  // large-object heap, whose calls cost several times a small one's (python3
+  // ran 1.6% more instructions).
+  std::size_t want = n;
+  if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
+    want = n + n / 8;
+    if (n <= kSmallMax && want > kSmallMax) want = kSmallMax;
+  }
+  void *q = malloc_impl(want);
   if (!q) return nullptr;  // errno is ENOMEM; p stays valid
   memcpy(q, p, n < have ? n : have);
   free_impl(p);

@@ -1,7 +1,7 @@
 """The plain C bench programs run under LD_PRELOAD of each allocator: bench/replace_micro (the
 free-then-malloc pair at random slots) and bench/buffer_replace (buffers of several MiB replaced at
 random) and bench/size_sweep (batches of one size allocated and freed whole over a sweep of
-sizes). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
+sizes) and bench/realloc_steps (buffers grown by realloc a few bytes at a time). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
 from build/release (or $ALLOCLAB_BENCH_BUILD)."""
 
 import os
@@ -15,7 +15,8 @@ BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(R
 PEERS = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"]
 LINE = {"replace_micro": re.compile(r"^ns_per_step (\d+\.\d\d) checksum ([0-9a-f]{16})$"),
         "buffer_replace": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
-        "size_sweep": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
+        "size_sweep": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
+        "realloc_steps": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
 
 
 def run(prog, *args, preload=None):
@@ -65,13 +66,20 @@ def test_size_sweep_reads_back_the_same_checksum_on_every_allocator():
     assert len(set(by.values())) == 1, by
 
 
+def test_realloc_steps_reads_back_the_same_checksum_on_every_allocator():
+    by = checksums("realloc_steps", ["3", "16", "300"])
+    assert len(set(by.values())) == 1, by
+
+
 @pytest.mark.parametrize("prog,bad", [
     *[("replace_micro", b) for b in (["0"], ["x"], ["-5"], ["16777217"], ["10", "0"], ["10", "5", "2"],
                                      ["10", "5", "1", "extra"], ["10", "5x"])],
     *[("buffer_replace", b) for b in (["0"], ["1025"], ["4", "0"], ["4", "5", "0"], ["4", "5", "6", "5"],
                                       ["4", "5", "1", "2", "extra"], ["4x"], ["-1"])],
     *[("size_sweep", b) for b in (["0"], ["65"], ["1", "0"], ["1", "1", "0"], ["1", "1", "100001"],
-                                  ["1", "1", "1", "extra"], ["2x"])]])
+                                  ["1", "1", "1", "extra"], ["2x"])],
+    *[("realloc_steps", b) for b in (["0"], ["1", "0"], ["1", "4097"], ["1", "1", "0"], ["1", "1", "100001"],
+                                     ["1", "1", "1", "extra"], ["-3"])]])
 def test_bad_arguments_exit_2_with_the_usage(prog, bad):
     cp = run(prog, *bad)
     assert cp.returncode == 2, (bad, cp.stdout, cp.stderr)
