@@ -868,6 +868,7 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   hot_return_all(h);
   drain_remote(h);
+  h->large.quick_flush();  // its pages become dirty ones, which the idle sweeps count
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {
     Block *b = class_front(h, c);

@@ -113,10 +113,61 @@ Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
   return c;
 }
 
+// A chunk of at least s bytes from the quick lists, or null: the head of
+// s's own list if it is big enough, else of the next list, whose chunks all
+// are (so at most a quarter more than asked). Handed out whole, as it was.
+Chunk *LargeHeap::quick_take(std::size_t s) noexcept {
+  if (quick_bytes_ == 0 || s < kQuickMinChunk || s >= kQuickMaxChunk) return nullptr;
+  const int q = quick_list(s);
+  for (int i = q; i <= q + 1 && i < kQuickLists; ++i) {
+    Chunk *c = quick_[i];
+    if (c == nullptr || chunk_size(c) < s) continue;
+    quick_[i] = c->next;
+    --quick_n_[i];
+    quick_bytes_ -= chunk_size(c);
+    c->head &= ~kChunkQuick;
+    return c;
+  }
+  return nullptr;
+}
+
+// Hold freed chunk c (s bytes, in use) on its quick list, if there is room.
+bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
+  if (s < kQuickMinChunk || s >= kQuickMaxChunk || options().large_quick == 0) return false;
+  const int q = quick_list(s);
+  if (quick_n_[q] >= kQuickPerList || quick_bytes_ + s > kQuickBytes) return false;
+  c->head |= kChunkQuick;
+  c->next = quick_[q];
+  quick_[q] = c;
+  ++quick_n_[q];
+  quick_bytes_ += s;
+  return true;
+}
+
+// Every quick chunk through the coalescing free (its statistics were
+// settled when it was put there: policy -2).
+void LargeHeap::quick_flush() noexcept {
+  if (quick_bytes_ == 0) return;
+  for (int i = 0; i < kQuickLists; ++i) {
+    for (Chunk *c = quick_[i], *next; c != nullptr; c = next) {
+      next = c->next;
+      c->head &= ~kChunkQuick;
+      free(chunk_payload(c), -2);
+    }
+    quick_[i] = nullptr;
+    quick_n_[i] = 0;
+  }
+  quick_bytes_ = 0;
+}
+
 void *LargeHeap::alloc(std::size_t n) noexcept {
   std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
   if (s < kMinChunk) s = kMinChunk;
   if (n > region_capacity()) return nullptr;
+  if (Chunk *q = quick_take(s)) {
+    segs_->stats.large(static_cast<std::int64_t>(chunk_size(q) - kChunkHeader), 1);
+    return chunk_payload(q);
+  }
   Chunk *c = find(s);
   if (!c) {
     if (!add_region()) return nullptr;
@@ -230,7 +281,9 @@ struct LargeHeap::Tags {
   static void bury(Chunk *) noexcept {}
 };
 
-// policy -1: internal (splitting), no discard, no live accounting.
+// policy -1: internal (splitting), no discard, no live accounting; -2: a
+// quick chunk going through at last (live accounting done, discard as the
+// option says).
 std::size_t LargeHeap::free(void *p, int policy) noexcept {
   Chunk *c = chunk_of_payload(p);
   Segment *seg = segment_of(c);
@@ -243,10 +296,13 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
   if (VAM_UNLIKELY((reinterpret_cast<std::uintptr_t>(p) & 15) != 0 || off < kRegionFirstChunk ||
                    s < kMinChunk || s > kSegmentBytes - off || next_chunk(c)->prev_size != s))
     corruption("free(): invalid pointer (not the start of a large object)", p);
-  if (VAM_UNLIKELY(!(c->head & kChunkInUse))) corruption("free(): double free detected (large object)", p);
+  if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse))
+    corruption("free(): double free detected (large object)", p);
   if (policy >= 0) {
     segs_->stats.large(-static_cast<std::int64_t>(s - kChunkHeader), -1);
+    if (quick_put(c, s)) return 0;
   }
+  if (policy == -2) policy = options().discard;
   char *orig_start = reinterpret_cast<char *>(c);
   char *orig_end = orig_start + s;
   Tags t{this};
@@ -294,6 +350,7 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
 }
 
 void LargeHeap::sweep(bool aging) noexcept {
+  if (!aging) quick_flush();
   bins_.for_each([&](Chunk *c) {
     if (!(c->head & kChunkDirty)) return;
     if (aging && (c->head & kChunkYoung)) {

@@ -39,6 +39,7 @@ inline constexpr std::size_t kMinChunk = 48;          // header + next/prev/disc
 inline constexpr std::size_t kChunkInUse = 1;
 inline constexpr std::size_t kChunkDirty = 2;         // freed, pages not yet discarded
 inline constexpr std::size_t kChunkYoung = 4;         // dirty pages freed since the last aging sweep
+inline constexpr std::size_t kChunkQuick = 8;         // freed, held whole on a quick list (in use to its neighbours)
 inline constexpr std::size_t kChunkFlags = 15;
 inline constexpr std::size_t kRegionFirstChunk = 256; // after the Segment header
 inline constexpr int kExactLargeBins = 2048;          // chunk sizes < 32 KiB
@@ -66,6 +67,23 @@ struct ChunkLinks {
   static void set_next(Chunk *c, Chunk *n) noexcept { c->next = n; }
   static void set_prev(Chunk *c, Chunk *p) noexcept { c->prev = p; }
 };
+
+// Quick lists: freed chunks of up to kQuickMaxChunk bytes held whole, not
+// coalesced, in lists eight per power of two, for the next request their
+// size serves (LargeHeap::quick_take). At most kQuickPerList a list and
+// kQuickBytes in all; they go through the coalescing free at every full
+// sweep (vam_collect, thread exit, a heap over its discard budget).
+inline constexpr std::size_t kQuickMinChunk = 1024;
+inline constexpr std::size_t kQuickMaxChunk = std::size_t{64} << 10;
+inline constexpr int kQuickLists = 6 * 8;  // 1 KiB .. 64 KiB
+inline constexpr int kQuickPerList = 8;
+inline constexpr std::size_t kQuickBytes = std::size_t{2} << 20;
+constexpr int quick_list(std::size_t s) noexcept {  // kQuickMinChunk <= s < kQuickMaxChunk
+  const int log = 63 - __builtin_clzll(s);
+  return (log - 10) * 8 + static_cast<int>((s >> (log - 3)) & 7);
+}
+static_assert(quick_list(1024) == 0 && quick_list(1152) == 1 && quick_list(2048) == 8 &&
+              quick_list(kQuickMaxChunk - 16) == kQuickLists - 1);
 
 // The free lists. Chunk sizes are multiples of 16 from kMinChunk up to a
 // whole region's chunk, which stays below the last list's power of two, so
@@ -95,6 +113,9 @@ class LargeHeap {
   // those of chunks already dirty at the previous aging sweep; the others
   // stay dirty, no longer young (heap.cpp, heap_age).
   void sweep(bool aging = false) noexcept;
+  // Every chunk on the quick lists (above) through the coalescing free; a
+  // full sweep does it first.
+  void quick_flush() noexcept;
   // Pages inside free chunks marked dirty that are not known to be
   // discarded: what a sweep would give back. Kept exact as chunks enter and
   // leave the free lists, so a dirty chunk handed out again stops counting
@@ -115,6 +136,8 @@ class LargeHeap {
   Chunk *find(std::size_t s) noexcept;
   bool add_region() noexcept;
   Chunk *take(Chunk *c, std::size_t s) noexcept;
+  Chunk *quick_take(std::size_t s) noexcept;
+  bool quick_put(Chunk *c, std::size_t s) noexcept;
   void release_tail(Chunk *c, std::size_t keep) noexcept;
   void touch(Segment *seg, Chunk *c) noexcept;
   std::size_t discard_range(Segment *seg, char *from, char *to) noexcept;
@@ -129,6 +152,9 @@ class LargeHeap {
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;
   LargeBins bins_;
+  std::size_t quick_bytes_ = 0;
+  Chunk *quick_[kQuickLists] = {};
+  std::uint8_t quick_n_[kQuickLists] = {};
 };
 
 }  // namespace alloclab::vam

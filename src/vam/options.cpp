@@ -89,7 +89,7 @@ const Word *words_of(const char *name) noexcept {
   if (equals(name, "VAM_HUGEPAGES")) return kHugePageWords;
   if (equals(name, "VAM_CLASSES")) return kClassWords;
   if (equals(name, "VAM_BLOCK_ALLOC")) return kBlockAllocWords;
-  if (equals(name, "VAM_HEADERS")) return kOnOffWords;
+  if (equals(name, "VAM_HEADERS") || equals(name, "VAM_LARGE_QUICK")) return kOnOffWords;
   if (equals(name, "VAM_BLOCK_PAGES")) return kBlockPageWords;
   return nullptr;
 }

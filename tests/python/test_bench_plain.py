@@ -1,7 +1,8 @@
 """The plain C bench programs run under LD_PRELOAD of each allocator: bench/replace_micro (the
 free-then-malloc pair at random slots) and bench/buffer_replace (buffers of several MiB replaced at
 random) and bench/size_sweep (batches of one size allocated and freed whole over a sweep of
-sizes) and bench/realloc_steps (buffers grown by realloc a few bytes at a time). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
+sizes) bench/realloc_steps (buffers grown by realloc a few bytes at a time) and bench/replace_sizes
+(objects of random sizes replaced at random). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
 from build/release (or $ALLOCLAB_BENCH_BUILD)."""
 
 import os
@@ -16,7 +17,8 @@ PEERS = ["/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", "/usr/lib/x86_64-linux-gn
 LINE = {"replace_micro": re.compile(r"^ns_per_step (\d+\.\d\d) checksum ([0-9a-f]{16})$"),
         "buffer_replace": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "size_sweep": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
-        "realloc_steps": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
+        "realloc_steps": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
+        "replace_sizes": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
 
 
 def run(prog, *args, preload=None):
@@ -71,6 +73,11 @@ def test_realloc_steps_reads_back_the_same_checksum_on_every_allocator():
     assert len(set(by.values())) == 1, by
 
 
+def test_replace_sizes_reads_back_the_same_checksum_on_every_allocator():
+    by = checksums("replace_sizes", ["300", "20000", "1000", "40000"])
+    assert len(set(by.values())) == 1, by
+
+
 @pytest.mark.parametrize("prog,bad", [
     *[("replace_micro", b) for b in (["0"], ["x"], ["-5"], ["16777217"], ["10", "0"], ["10", "5", "2"],
                                      ["10", "5", "1", "extra"], ["10", "5x"])],
@@ -79,7 +86,9 @@ def test_realloc_steps_reads_back_the_same_checksum_on_every_allocator():
     *[("size_sweep", b) for b in (["0"], ["65"], ["1", "0"], ["1", "1", "0"], ["1", "1", "100001"],
                                   ["1", "1", "1", "extra"], ["2x"])],
     *[("realloc_steps", b) for b in (["0"], ["1", "0"], ["1", "4097"], ["1", "1", "0"], ["1", "1", "100001"],
-                                     ["1", "1", "1", "extra"], ["-3"])]])
+                                     ["1", "1", "1", "extra"], ["-3"])],
+    *[("replace_sizes", b) for b in (["0"], ["1048577"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
+                                     ["1", "1", "1", "2", "extra"], ["5y"])]])
 def test_bad_arguments_exit_2_with_the_usage(prog, bad):
     cp = run(prog, *bad)
     assert cp.returncode == 2, (bad, cp.stdout, cp.stderr)

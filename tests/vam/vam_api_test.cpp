@@ -1439,9 +1439,22 @@ TEST(VamDiscard, DiscardedBlocksAreReusedAndReadBackCleanData) {
   }
 }
 
+// VAM_LARGE_QUICK=on (the default) holds freed large chunks whole on quick
+// lists until the next full sweep, which vam_collect makes; =off coalesces
+// at each free (ctest runs the VamLarge tests both ways).
+bool large_quick_on() {
+  const char *v = getenv("VAM_LARGE_QUICK");
+  return v == nullptr || (strcmp(v, "off") != 0 && strcmp(v, "0") != 0);
+}
+void sweep_if_quick() {
+  if (large_quick_on()) vam_collect();
+}
+
 TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
   // Three adjacent large objects; free all three; an object as big as all
-  // three together fits at the first one's address (immediate coalescing).
+  // three together fits at the first one's address (coalescing: at once,
+  // or at the sweep with the quick lists on).
+  sweep_if_quick();  // no chunk a test before left on a quick list
   char *a = static_cast<char *>(vam_malloc(20000));
   char *b = static_cast<char *>(vam_malloc(20000));
   char *c = static_cast<char *>(vam_malloc(20000));
@@ -1451,6 +1464,7 @@ TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
   vam_free(b);
   vam_free(a);
   vam_free(c);
+  sweep_if_quick();
   char *big = static_cast<char *>(vam_malloc(60000));
   EXPECT_EQ(big, a);
   vam_free(big);
@@ -1458,15 +1472,48 @@ TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
 }
 
 TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
+  sweep_if_quick();
   std::vector<char *> v;
   for (size_t n : {5000, 2000, 3000, 2000, 4000, 2000}) v.push_back(static_cast<char *>(vam_malloc(n)));
   vam_free(v[0]);  // 5000-byte hole
   vam_free(v[2]);  // 3000-byte hole
   vam_free(v[4]);  // 4000-byte hole
+  sweep_if_quick();
   char *p = static_cast<char *>(vam_malloc(3500));
   EXPECT_EQ(p, v[4]);
   vam_free(p);
   for (int i : {1, 3, 5}) vam_free(v[i]);
+}
+
+TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces";
+  char *a = static_cast<char *>(vam_malloc(6000));
+  char *guard = static_cast<char *>(vam_malloc(6000));
+  const vam_stats_t before = stats();
+  vam_free(a);
+  EXPECT_EQ(stats().large_live_bytes + vam_usable_size(guard), before.large_live_bytes);
+  char *b = static_cast<char *>(vam_malloc(5800));  // the same list: a, as it was
+  EXPECT_EQ(b, a);
+  EXPECT_GE(vam_usable_size(b), 6000u);
+  vam_free(b);
+  char *c = static_cast<char *>(vam_malloc(7000));  // more than a holds: not a
+  EXPECT_NE(c, a);
+  vam_free(c);
+  vam_free(guard);
+  vam_collect();
+}
+
+TEST(VamLarge, DoubleFreeOfAChunkOnAQuickListAborts) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: DoubleFreeOfALargeObject* cover it";
+  EXPECT_DEATH(
+      {
+        char *a = static_cast<char *>(vam_malloc(3000));
+        char *guard = static_cast<char *>(vam_malloc(3000));
+        vam_free(a);  // onto a quick list, still in use to its neighbours
+        vam_free(a);
+        vam_free(guard);
+      },
+      "vam: free\\(\\): double free detected \\(large object\\)");
 }
 
 TEST(VamStats, LiveBytesAndFragmentationFollowAllocations) {
@@ -1481,11 +1528,13 @@ TEST(VamStats, LiveBytesAndFragmentationFollowAllocations) {
 }
 
 TEST(VamLarge, ReallocGrowsIntoAFreeNeighbourInPlace) {
+  sweep_if_quick();
   char *a = static_cast<char *>(vam_malloc(5000));
   char *b = static_cast<char *>(vam_malloc(5000));
   char *guard = static_cast<char *>(vam_malloc(5000));
   fill(a, 5000, 4);
   vam_free(b);
+  sweep_if_quick();
   char *grown = static_cast<char *>(vam_realloc(a, 9000));
   EXPECT_EQ(grown, a);
   EXPECT_GE(vam_usable_size(grown), 9000u);
