@@ -14,29 +14,9 @@
 // output, the same on every allocator (it sums one byte per buffer read back
 // before its free), and "ms N" on standard error, so that a runner that
 // compares outputs (alloclab compare) sees one output. Bad arguments exit 2.
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static inline uint64_t next_random(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-static int parse(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
+#include "bench_util.h"
 
 // Through a volatile pointer, so that no compiler turns malloc + memset
 // into calloc, which an allocator may answer with pages it knows are zero.
@@ -55,8 +35,7 @@ int main(int argc, char **argv) {
   if (!buf || !len) return perror("buffer_replace: table"), 1;
   const size_t min = (size_t)lo << 20, span = (size_t)(hi - lo) << 20;
   uint64_t sum = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct timespec t0 = bench_now();
   for (unsigned long long k = 0; k < steps; k++) {
     const uint64_t i = next_random() % n;
     if (buf[i]) sum += buf[i][len[i] / 2];
@@ -66,12 +45,10 @@ int main(int argc, char **argv) {
     fill(buf[i], (int)(k & 0xff), size);
     len[i] = size;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const struct timespec t1 = bench_now();
   for (unsigned long long i = 0; i < n; i++) free(buf[i]);
   free(buf);
   free(len);
-  const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  printf("checksum %016llx\n", (unsigned long long)sum);
-  fprintf(stderr, "ms %.1f\n", ms);
+  bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

@@ -10,21 +10,9 @@
 //
 // Prints "checksum X" on standard output (a byte per buffer read back: the
 // same on every allocator) and "ms N" on standard error. Bad arguments exit 2.
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static int parse(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv) {
   unsigned long long rounds = 200, k = 64, steps = 400;
@@ -37,8 +25,7 @@ int main(int argc, char **argv) {
   size_t *len = malloc(k * sizeof *len);
   if (!buf || !len) return perror("realloc_steps: table"), 1;
   uint64_t x = 1, sum = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct timespec t0 = bench_now();
   for (unsigned long long r = 0; r < rounds; r++) {
     memset(buf, 0, k * sizeof *buf);
     memset(len, 0, k * sizeof *len);
@@ -58,11 +45,9 @@ int main(int argc, char **argv) {
       free(buf[i]);
     }
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const struct timespec t1 = bench_now();
   free(buf);
   free(len);
-  const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  printf("checksum %016llx\n", (unsigned long long)sum);
-  fprintf(stderr, "ms %.1f\n", ms);
+  bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

@@ -17,30 +17,9 @@
 // (masked with the step that made it), and the checksum sums what is read
 // back, so it is the same on every allocator, and an object handed out
 // twice while live changes it. Bad arguments exit 2.
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "bench_util.h"
 
 static const uint64_t kMix = 0x9e3779b97f4a7c15ull;
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static inline uint64_t next_random(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-static int parse(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
-
 int main(int argc, char **argv) {
   unsigned long long n = 4096, steps = 20000000, read = 0;
   if (argc > 4 || (argc > 1 && !parse(argv[1], 1, 1ull << 24, &n)) ||
@@ -56,8 +35,7 @@ int main(int argc, char **argv) {
     slot[i][1] = i;
   }
   uint64_t sum = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct timespec t0 = bench_now();
   for (unsigned long long k = 0; k < steps; k++) {
     const uint64_t i = next_random() % n;
     uint64_t *o = slot[i];
@@ -68,13 +46,13 @@ int main(int argc, char **argv) {
     o[1] = i ^ ((k + 1) * kMix);
     slot[i] = o;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const struct timespec t1 = bench_now();
   for (unsigned long long i = 0; i < n; i++) {
     sum = sum * 31 + (slot[i][1] ^ (slot[i][0] * kMix));
     free(slot[i]);
   }
   free(slot);
-  const double ns = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)steps;
+  const double ns = bench_ms(t0, t1) * 1e6 / (double)steps;
   printf("ns_per_step %.2f checksum %016llx\n", ns, (unsigned long long)sum);
   return 0;
 }

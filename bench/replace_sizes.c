@@ -12,28 +12,7 @@
 // Prints "checksum X" on standard output (a byte per object read back
 // before its free: the same on every allocator) and "ms N" on standard
 // error. Bad arguments exit 2.
-#include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static inline uint64_t next_random(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-static int parse(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv) {
   unsigned long long n = 1000, steps = 2000000, lo = 1024, hi = 32768;
@@ -47,8 +26,7 @@ int main(int argc, char **argv) {
   size_t *len = calloc(n, sizeof *len);
   if (!slot || !len) return perror("replace_sizes: table"), 1;
   uint64_t sum = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct timespec t0 = bench_now();
   for (unsigned long long k = 0; k < steps; k++) {
     const uint64_t r = next_random();
     const uint64_t i = r % n;
@@ -60,12 +38,10 @@ int main(int argc, char **argv) {
     slot[i][size - 1] = (unsigned char)(k >> 8);
     len[i] = size;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
+  const struct timespec t1 = bench_now();
   for (unsigned long long i = 0; i < n; i++) free(slot[i]);
   free(slot);
   free(len);
-  const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  printf("checksum %016llx\n", (unsigned long long)sum);
-  fprintf(stderr, "ms %.1f\n", ms);
+  bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

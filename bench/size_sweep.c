@@ -12,23 +12,11 @@
 // Prints "checksum X" on standard output (each object's first byte read
 // back before its free: the same on every allocator) and "ms N" on standard
 // error. Bad arguments exit 2.
-#include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+
+#include "bench_util.h"
 
 static unsigned long long rounds = 300, batch = 1000;
-
-static int parse(const char *s, unsigned long long lo, unsigned long long hi, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
-}
 
 static void *sweep(void *arg) {
   uint64_t sum = (uintptr_t)arg;
@@ -62,8 +50,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   pthread_t t[64];
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const struct timespec t0 = bench_now();
   for (unsigned long long i = 0; i < threads; i++)
     if (pthread_create(&t[i], NULL, sweep, (void *)(uintptr_t)i)) return fprintf(stderr, "size_sweep: thread\n"), 1;
   uint64_t sum = 0;
@@ -72,9 +59,7 @@ int main(int argc, char **argv) {
     pthread_join(t[i], &r);
     sum += (uintptr_t)r;
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  printf("checksum %016llx\n", (unsigned long long)sum);
-  fprintf(stderr, "ms %.1f\n", ms);
+  const struct timespec t1 = bench_now();
+  bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

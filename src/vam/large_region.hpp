@@ -70,13 +70,14 @@ struct ChunkLinks {
 
 // Quick lists: freed chunks of up to kQuickMaxChunk bytes held whole, not
 // coalesced, in lists eight per power of two, for the next request their
-// size serves (LargeHeap::quick_take). At most kQuickPerList a list and
-// kQuickBytes in all; they go through the coalescing free at every full
-// sweep (vam_collect, thread exit, a heap over its discard budget).
+// size serves (LargeHeap::quick_take). At most kQuickPerList a list and, in
+// all, a sixteenth of the heap's live large bytes and kQuickBytes; they go
+// through the coalescing free at every full sweep (vam_collect, thread exit,
+// a heap over its discard budget).
 inline constexpr std::size_t kQuickMinChunk = 1024;
 inline constexpr std::size_t kQuickMaxChunk = std::size_t{64} << 10;
 inline constexpr int kQuickLists = 6 * 8;  // 1 KiB .. 64 KiB
-inline constexpr int kQuickPerList = 8;
+inline constexpr int kQuickPerList = 4;
 inline constexpr std::size_t kQuickBytes = std::size_t{2} << 20;
 constexpr int quick_list(std::size_t s) noexcept {  // kQuickMinChunk <= s < kQuickMaxChunk
   const int log = 63 - __builtin_clzll(s);

@@ -36,9 +36,9 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
   /* on their own. Clamped to [1024, 1 MiB].                                       */         \
   X("VAM_LARGE_MAX",         large_max,         256 * 1024, "bytes")                          \
   /* Large objects: on (a freed chunk up to 64 KiB is held whole on a quick list,  */         \
-  /* eight per power of two, 8 a list and 2 MiB a heap at most, for the next     */         \
-  /* request its size serves; coalesced at the next full sweep) | off (every free  */         \
-  /* coalesces at once, paper §3.1).                                               */         \
+  /* eight per power of two, 4 a list and a sixteenth of the heap's live large    */         \
+  /* bytes at most, for the next request its size serves; coalesced at the next   */         \
+  /* full sweep) | off (every free coalesces at once, paper §3.1).                 */         \
   X("VAM_LARGE_QUICK",       large_quick,       1 /*on*/,   "off | on")                       \
   /* Freed huge mappings kept (resident) for reuse, in bytes per thread that     */         \
   /* owns a heap (up to 8 threads); 0 disables. Only mappings up to half of this  */         \

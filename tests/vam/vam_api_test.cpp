@@ -1487,6 +1487,9 @@ TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
 
 TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces";
+  // The lists hold at most a sixteenth of the heap's live large bytes.
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(6000));
   char *a = static_cast<char *>(vam_malloc(6000));
   char *guard = static_cast<char *>(vam_malloc(6000));
   const vam_stats_t before = stats();
@@ -1500,6 +1503,7 @@ TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
   EXPECT_NE(c, a);
   vam_free(c);
   vam_free(guard);
+  for (void *p : live) vam_free(p);
   vam_collect();
 }
 
@@ -1507,6 +1511,7 @@ TEST(VamLarge, DoubleFreeOfAChunkOnAQuickListAborts) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: DoubleFreeOfALargeObject* cover it";
   EXPECT_DEATH(
       {
+        for (int i = 0; i < 64; ++i) vam_malloc(3000);  // live large bytes, so that the lists take a
         char *a = static_cast<char *>(vam_malloc(3000));
         char *guard = static_cast<char *>(vam_malloc(3000));
         vam_free(a);  // onto a quick list, still in use to its neighbours
