@@ -54,14 +54,31 @@ void wait_push(Heap *h, Block *b) noexcept {
   if (head) {
     head->prev = b;
     if (head->state == BlockState::front) store_relaxed(head->state, BlockState::waiting);
+  } else {
+    h->wait_tail[b->cls] = b;
   }
   head = b;
+}
+
+// VAM_ORDER=fifo: b, a full block that regained space, joins the end of
+// the waiting list in state `front`, its frees still pushed on its list:
+// allocation reaches it after every block ahead of it, by which time more
+// of its objects may have been freed.
+void wait_append(Heap *h, Block *b) noexcept {
+  Block *&tail = h->wait_tail[b->cls];
+  b->next = nullptr;
+  b->prev = tail;
+  if (tail) tail->next = b;
+  else h->wait[b->cls] = b;
+  tail = b;
+  store_relaxed(b->state, BlockState::front);
 }
 
 void wait_unlink(Heap *h, Block *b) noexcept {
   if (b->prev) b->prev->next = b->next;
   else h->wait[b->cls] = b->next;
   if (b->next) b->next->prev = b->prev;
+  else h->wait_tail[b->cls] = b->prev;
   b->next = b->prev = nullptr;
 }
 
@@ -97,12 +114,18 @@ void hot_return(Heap *h, Block *b, void *p) noexcept {
   store_relaxed<std::uint16_t>(b->used, b->used - 1);
 }
 
-void make_front(Heap *h, Block *b) noexcept {
-  const unsigned cls = b->cls;
-  const auto hot = reinterpret_cast<std::uintptr_t>(class_hot(h, cls));
+// b, full until now, is about to take frees: its hot object, if the class's
+// hot slot holds one of b's, goes back to it.
+inline void hot_reclaim(Heap *h, Block *b) noexcept {
+  const auto hot = reinterpret_cast<std::uintptr_t>(class_hot(h, b->cls));
   if (VAM_UNLIKELY(hot - reinterpret_cast<std::uintptr_t>(b->start) <
                    static_cast<std::uintptr_t>(b->end - b->start)))
     hot_return(h, b, reinterpret_cast<void *>(hot));
+}
+
+void make_front(Heap *h, Block *b) noexcept {
+  const unsigned cls = b->cls;
+  hot_reclaim(h, b);
   if (Block *f = class_front(h, cls)) {
     if (used_up(f)) store_relaxed(f->state, BlockState::full);
     else wait_push(h, f);
@@ -418,6 +441,7 @@ Layout make_layout(const Options &o) noexcept {
     l.inline_limit = 0;  // malloc_impl's inline path never writes a header
   }
   l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
+  l.order = static_cast<std::uint32_t>(o.order);
   // Block kinds from the object spacing (header included); the 8- and 16-byte
   // classes stay in one-page blocks whatever the spacing.
   for (unsigned c = 0; c < kNumClasses; ++c)
@@ -449,11 +473,14 @@ bool layout_settle() noexcept {
   // The geometry stays; the option copies follow the options.
   const std::uint64_t large_max = l.large_max;
   const std::uint32_t discard = l.discard;
+  const std::uint32_t order = l.order;
   l.large_max = g_layout.large_max;
   l.discard = g_layout.discard;
+  l.order = g_layout.order;
   const bool same = same_layout(l, g_layout);
   g_layout.large_max = large_max;
   g_layout.discard = discard;
+  g_layout.order = order;
   return same;
 }
 
@@ -487,13 +514,22 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
 }
 
 void small_free_slow(Heap *h, Block *b) noexcept {
-  if (b->state == BlockState::full) make_front(h, b);
+  if (b->state == BlockState::full) small_free_regained(h, b);
   // Keep an empty block only when it is its class's sole block: the next
   // allocation of this size would just need it again.
   if (b->used == 0 && !sole_block(h, b)) retire(h, b);
 }
 
-void small_free_regained(Heap *h, Block *b) noexcept { make_front(h, b); }
+// Where a full block that regains space goes (VAM_ORDER): the front
+// (recent, paper §3.5), or the end of the waiting list (fifo) when its
+// class has a front to go on with.
+void small_free_regained(Heap *h, Block *b) noexcept {
+  if (VAM_UNLIKELY(g_layout.order == static_cast<std::uint32_t>(ReuseOrder::fifo)) && class_front(h, b->cls) != nullptr) {
+    hot_reclaim(h, b);
+    return wait_append(h, b);
+  }
+  make_front(h, b);
+}
 
 // Each hot object's block is full (heap.hpp, FrontSlot): small_free_slow
 // makes it the front, which returns the object to it, and retires it if

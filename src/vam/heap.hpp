@@ -136,6 +136,7 @@ struct Heap {
   // make_front). Read only in slow paths: last, so as not to move the
   // fields above.
   Block *wait[kNumClasses] = {};
+  Block *wait_tail[kNumClasses] = {};       // its last block (VAM_REGAIN=back appends there)
 };
 
 // The geometry options (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,

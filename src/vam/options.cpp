@@ -82,6 +82,8 @@ constexpr Word kClassWords[] = {{"fine", int(ClassSpacing::fine)}, {"coarse", in
                                 {nullptr, 0}};
 constexpr Word kBlockAllocWords[] = {{"bump", int(BlockAlloc::bump)}, {"lifo", int(BlockAlloc::lifo)},
                                      {nullptr, 0}};
+constexpr Word kOrderWords[] = {{"recent", int(ReuseOrder::recent)}, {"fifo", int(ReuseOrder::fifo)},
+                                {nullptr, 0}};
 constexpr Word kOnOffWords[] = {{"off", 0}, {"0", 0}, {"on", 1}, {"1", 1}, {nullptr, 0}};
 constexpr Word kBlockPageWords[] = {{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {nullptr, 0}};
 const Word *words_of(const char *name) noexcept {
@@ -89,6 +91,7 @@ const Word *words_of(const char *name) noexcept {
   if (equals(name, "VAM_HUGEPAGES")) return kHugePageWords;
   if (equals(name, "VAM_CLASSES")) return kClassWords;
   if (equals(name, "VAM_BLOCK_ALLOC")) return kBlockAllocWords;
+  if (equals(name, "VAM_ORDER")) return kOrderWords;
   if (equals(name, "VAM_HEADERS") || equals(name, "VAM_LARGE_QUICK")) return kOnOffWords;
   if (equals(name, "VAM_BLOCK_PAGES")) return kBlockPageWords;
   return nullptr;

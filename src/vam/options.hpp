@@ -14,6 +14,7 @@ enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
 enum class HugePages : int { off = 0, automatic = 1, always = 2 };
 enum class ClassSpacing : int { fine = 0, coarse = 1 };
 enum class BlockAlloc : int { bump = 0, lifo = 1 };
+enum class ReuseOrder : int { recent = 0, fifo = 1 };
 
 //        name                    field            default   meaning
 #define VAM_OPTIONS(X)                                                                         \
@@ -59,6 +60,11 @@ enum class BlockAlloc : int { bump = 0, lifo = 1 };
   /* free list, paper §3.4) | lifo (the whole block threaded on its free list     */         \
   /* when made; allocation pops the object pushed last).                          */         \
   X("VAM_BLOCK_ALLOC",       block_alloc,       0 /*bump*/, "bump | lifo")                    \
+  /* Where a full block goes when a free gives it space again: recent (it       */         \
+  /* becomes its class's front, the object just freed the next one handed out,   */         \
+  /* paper §3.5) | fifo (it joins the end of its class's available blocks, and   */         \
+  /* is reached after every block ahead of it).                                   */         \
+  X("VAM_ORDER",             order,             0 /*recent*/, "recent | fifo")                \
   /* A 16-byte header holding the size before every small object, as DLmalloc's: */         \
   /* off (headerless, BIBOP, paper §3.3) | on (the baseline the paper measures).  */         \
   X("VAM_HEADERS",           headers,           0 /*off*/,  "off | on")                       \

@@ -85,6 +85,7 @@ struct alignas(64) Layout {
   std::uint32_t coarse;                      // VAM_CLASSES=coarse (class_of differs from size_class)
   std::uint32_t header;                      // bytes before each small object: 0 or 16
   std::uint32_t lifo;                        // VAM_BLOCK_ALLOC=lifo: blocks threaded when made
+  std::uint32_t order;                       // VAM_ORDER (ReuseOrder): where a regained block goes
   unsigned classes;                          // classes in use (<= kNumClasses)
   // Copies of two options the allocation and free paths read, in the line
   // malloc reads anyway (options() is a call and one more cold line: 57,000
@@ -111,6 +112,7 @@ constexpr Layout default_layout() noexcept {
   for (unsigned c = 0; c < kNumClasses; ++c)
     l.kind[c] = static_cast<std::uint8_t>(block_kind_for(class_size(c), kMediumBlockBytes / kPage, kBlockObjects));
   l.lifo = 0;
+  l.order = 0;               // recent
   l.coarse = 0;
   l.classes = kNumClasses;
   l.large_max = 256 * 1024;  // the options' defaults (options.hpp)

@@ -1,8 +1,9 @@
 """The plain C bench programs run under LD_PRELOAD of each allocator: bench/replace_micro (the
 free-then-malloc pair at random slots) and bench/buffer_replace (buffers of several MiB replaced at
 random) and bench/size_sweep (batches of one size allocated and freed whole over a sweep of
-sizes) bench/realloc_steps (buffers grown by realloc a few bytes at a time) and bench/replace_sizes
-(objects of random sizes replaced at random). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
+sizes), bench/realloc_steps (buffers grown by realloc a few bytes at a time), bench/replace_sizes
+(objects of random sizes replaced at random) and bench/slot_churn (a table of slots, each step freeing
+or allocating). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
 from build/release (or $ALLOCLAB_BENCH_BUILD)."""
 
 import os
@@ -18,7 +19,8 @@ LINE = {"replace_micro": re.compile(r"^ns_per_step (\d+\.\d\d) checksum ([0-9a-f
         "buffer_replace": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "size_sweep": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "realloc_steps": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
-        "replace_sizes": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
+        "replace_sizes": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
+        "slot_churn": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
 
 
 def run(prog, *args, preload=None):
@@ -78,6 +80,12 @@ def test_replace_sizes_reads_back_the_same_checksum_on_every_allocator():
     assert len(set(by.values())) == 1, by
 
 
+def test_slot_churn_reads_back_the_same_checksum_on_every_allocator():
+    by = checksums("slot_churn", ["2000", "60000", "9", "3000"])
+    assert len(set(by.values())) == 1, by
+    assert set(by.values()) != {"0" * 16}, by  # bytes read back count
+
+
 @pytest.mark.parametrize("prog,bad", [
     *[("replace_micro", b) for b in (["0"], ["x"], ["-5"], ["16777217"], ["10", "0"], ["10", "5", "2"],
                                      ["10", "5", "1", "extra"], ["10", "5x"])],
@@ -88,7 +96,9 @@ def test_replace_sizes_reads_back_the_same_checksum_on_every_allocator():
     *[("realloc_steps", b) for b in (["0"], ["1", "0"], ["1", "4097"], ["1", "1", "0"], ["1", "1", "100001"],
                                      ["1", "1", "1", "extra"], ["-3"])],
     *[("replace_sizes", b) for b in (["0"], ["1048577"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
-                                     ["1", "1", "1", "2", "extra"], ["5y"])]])
+                                     ["1", "1", "1", "2", "extra"], ["5y"])],
+    *[("slot_churn", b) for b in (["0"], ["16777217"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
+                                  ["1", "1", "1", "16777217"], ["1", "1", "1", "2", "extra"], ["7z"])]])
 def test_bad_arguments_exit_2_with_the_usage(prog, bad):
     cp = run(prog, *bad)
     assert cp.returncode == 2, (bad, cp.stdout, cp.stderr)

@@ -889,6 +889,17 @@ TEST(VamReap, FrontBlockReusesTheObjectJustFreed) {
 // block: the block-order tests below follow every free into its block, as
 // a free does whenever the hot slot is taken. The hot slot has tests of its
 // own (VamHot).
+// VAM_ORDER=recent (the default) makes a full block that regains space its
+// class's front; =fifo puts it at the end of the class's available blocks
+// (ctest runs this file both ways). The TwoBlocks tests below are of the
+// recent order.
+bool order_recent() {
+  const char *v = getenv("VAM_ORDER");
+  return v == nullptr || strcmp(v, "fifo") != 0;
+}
+#define SKIP_UNLESS_RECENT_ORDER() \
+  if (!order_recent()) GTEST_SKIP() << "VAM_ORDER=fifo: a regained block joins the back (VamReap.ARegainedBlock*)"
+
 void free_to_block(void *p) {
   alloclab::vam::Segment *s = alloclab::vam::segment_of(p);
   vam_free(p);
@@ -943,6 +954,7 @@ struct TwoBlocks {
 // gp_mix 5.8% more D1 misses (docs/vam.md, "Hardening"). The object's page is
 // made unreadable for the free: a read would fault.
 TEST(VamReap, AFreeIntoAWaitingBlockDoesNotTouchTheObject) {
+  SKIP_UNLESS_RECENT_ORDER();
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   // A is waiting (B is the front); a[4..7] share a page and are all live.
@@ -959,6 +971,7 @@ TEST(VamReap, AFreeIntoAWaitingBlockDoesNotTouchTheObject) {
 }
 
 TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
+  SKIP_UNLESS_RECENT_ORDER();
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto got = t.next4();
@@ -970,6 +983,7 @@ TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
 }
 
 TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
+  SKIP_UNLESS_RECENT_ORDER();
   // A littered block: objects freed in a scrambled order while another
   // block is the front.
   TwoBlocks t;
@@ -1018,6 +1032,7 @@ TEST(VamReap, EveryRequestSizeFindsItsClassFrontByGranule) {
 // (larson) every free into a full block turned the frees into the former
 // front into waiting-block frees, off the fast path.
 TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
+  SKIP_UNLESS_RECENT_ORDER();
   TwoBlocks t;  // C used up at the front; B second (b[3] on its list); A waits
   ASSERT_FALSE(t.a.empty());
   ASSERT_EQ(t.again, t.c[0]);
@@ -1040,6 +1055,7 @@ TEST(VamReap, TheBlockARegainedOneDisplacesKeepsItsLifoFrees) {
 // malloc hands out that object, where a waiting A would have kept it
 // pending behind C.
 TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
+  SKIP_UNLESS_RECENT_ORDER();
   using namespace alloclab::vam;
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
@@ -1156,8 +1172,13 @@ TEST(VamHot, AFreeIntoTheHotObjectsBlockReturnsItThere) {
   EXPECT_EQ(b->state, BlockState::front);
   EXPECT_EQ(class_hot(h, b->cls), nullptr);
   EXPECT_EQ(b->used, TwoBlocks::kPer - 2);
-  std::set<void *> got = {vam_malloc(1024), vam_malloc(1024)};
-  EXPECT_EQ(got, (std::set<void *>{f.objs[3], f.objs[7]}));
+  if (order_recent()) {  // the block is the front: its two objects come next
+    std::set<void *> got = {vam_malloc(1024), vam_malloc(1024)};
+    EXPECT_EQ(got, (std::set<void *>{f.objs[3], f.objs[7]}));
+  } else {  // it waits at the back of its class, both objects on its list
+    EXPECT_EQ(h->wait_tail[b->cls], b);
+    EXPECT_EQ(b->free, static_cast<void *>(f.objs[3]));
+  }
 }
 
 // Thread exit and vam_collect give the hot object back to its block.
@@ -1172,7 +1193,8 @@ TEST(VamHot, CollectReturnsTheHotObject) {
   EXPECT_EQ(class_hot(f.heap(), b->cls), nullptr);
   EXPECT_EQ(b->used, TwoBlocks::kPer - 1);
   EXPECT_EQ(b->state, BlockState::front);
-  EXPECT_EQ(vam_malloc(1024), f.objs[4]);
+  if (order_recent()) EXPECT_EQ(vam_malloc(1024), f.objs[4]);
+  else EXPECT_EQ(f.heap()->wait_tail[b->cls], b);
 }
 
 TEST(VamHot, ThreadExitReturnsTheHotObject) {
@@ -1437,6 +1459,79 @@ TEST(VamDiscard, DiscardedBlocksAreReusedAndReadBackCleanData) {
     EXPECT_TRUE(check(p, 48, 6));
     vam_free(p);
   }
+}
+
+// Where a full block that regains space goes, in either order. Full blocks
+// A, B and C; frees into A, B, A again and C, each followed into its block.
+// recent (paper §3.5): each regained block becomes the front in turn, so C's
+// object comes back first, then B's, then A's, the last freed first. fifo:
+// they join the back in the order they regained space, behind whatever the
+// class had available; A's two frees went onto its list, so A hands out
+// a[12] then a[9], then B and C follow.
+TEST(VamReap, ARegainedBlockGoesWhereTheOrderSays) {
+  using namespace alloclab::vam;
+  constexpr uintptr_t kBlock = class_block_bytes(size_class(1024));
+  constexpr size_t kPer = kBlock / 1024;
+  auto block = [](const char *p) { return reinterpret_cast<uintptr_t>(p) & ~(kBlock - 1); };
+  std::vector<char *> all;
+  std::map<uintptr_t, std::vector<char *>> blocks;
+  for (size_t i = 0; i < 6 * kPer; ++i) {
+    all.push_back(static_cast<char *>(vam_malloc(1024)));
+    blocks[block(all.back())].push_back(all.back());
+  }
+  std::vector<std::vector<char *>> full;
+  for (auto &kv : blocks)
+    if (kv.second.size() == kPer && kv.first != block(all.back())) full.push_back(kv.second);
+  ASSERT_GE(full.size(), 3u);
+  char *a9 = full[0][9], *a12 = full[0][12], *b3 = full[1][3], *c0 = full[2][0];
+  Segment *s = segment_of(a9);
+  Block *ba = block_of(s, a9), *bb = block_of(s, b3), *bc = block_of(s, c0);
+  for (char *p : {a9, b3, a12, c0}) {
+    free_to_block(p);
+    all.erase(std::find(all.begin(), all.end(), p));
+  }
+  Heap *h = s->owner;
+  const unsigned cls = ba->cls;
+  std::vector<char *> got;
+  for (size_t i = 0; i < 2 * kPer + 4; ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
+  if (order_recent()) {
+    EXPECT_EQ(std::vector<char *>(got.begin(), got.begin() + 4), (std::vector<char *>{c0, b3, a12, a9}));
+  } else {
+    const auto at = std::find(got.begin(), got.end(), a12);
+    ASSERT_LE(at + 4, got.end()) << "a12 not among the first " << got.size() << " objects";
+    EXPECT_EQ(std::vector<char *>(at, at + 4), (std::vector<char *>{a12, a9, b3, c0}));
+    (void)bb;
+    (void)bc;
+  }
+  EXPECT_NE(class_front(h, cls), nullptr);
+  for (char *p : all) vam_free(p);
+  for (char *p : got) vam_free(p);
+}
+
+// While a regained block waits at the back (VAM_ORDER=fifo), its frees go on
+// its list and a double free of one of them is caught there, as at the
+// front; the wait list stays linked both ways, tail included.
+TEST(VamReap, ABlockWaitingAtTheBackKeepsItsChecks) {
+  using namespace alloclab::vam;
+  if (order_recent()) GTEST_SKIP() << "VAM_ORDER=recent: no block waits at the back";
+  constexpr uintptr_t kBlock = class_block_bytes(size_class(1024));
+  constexpr size_t kPer = kBlock / 1024;
+  std::vector<char *> all;
+  for (size_t i = 0; i < 4 * kPer; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
+  std::sort(all.begin(), all.end());
+  char *p = all[kPer / 2], *q = all[kPer / 2 + 1];
+  Segment *s = segment_of(p);
+  Block *b = block_of(s, p);
+  ASSERT_EQ(b->state, BlockState::full);
+  free_to_block(p);
+  free_to_block(q);
+  EXPECT_EQ(b->state, BlockState::front);
+  EXPECT_NE(class_front(s->owner, b->cls), b);
+  EXPECT_EQ(s->owner->wait_tail[b->cls], b);
+  EXPECT_EQ(b->next, nullptr);
+  EXPECT_DEATH(vam_free(p), "double free");
+  for (char *x : all)
+    if (x != p && x != q) vam_free(x);
 }
 
 // VAM_LARGE_QUICK=on (the default) holds freed large chunks whole on quick
