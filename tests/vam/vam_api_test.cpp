@@ -1516,10 +1516,18 @@ TEST(VamReap, ABlockWaitingAtTheBackKeepsItsChecks) {
   if (order_recent()) GTEST_SKIP() << "VAM_ORDER=recent: no block waits at the back";
   constexpr uintptr_t kBlock = class_block_bytes(size_class(1024));
   constexpr size_t kPer = kBlock / 1024;
+  auto block = [](const char *x) { return reinterpret_cast<uintptr_t>(x) & ~(kBlock - 1); };
   std::vector<char *> all;
-  for (size_t i = 0; i < 4 * kPer; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
-  std::sort(all.begin(), all.end());
-  char *p = all[kPer / 2], *q = all[kPer / 2 + 1];
+  std::map<uintptr_t, std::vector<char *>> blocks;
+  for (size_t i = 0; i < 4 * kPer; ++i) {
+    all.push_back(static_cast<char *>(vam_malloc(1024)));
+    blocks[block(all.back())].push_back(all.back());
+  }
+  std::vector<char *> full;  // a block this loop filled, not the front
+  for (auto &kv : blocks)
+    if (kv.second.size() == kPer && kv.first != block(all.back())) full = kv.second;
+  ASSERT_FALSE(full.empty());
+  char *p = full[kPer / 2], *q = full[kPer / 2 + 1];
   Segment *s = segment_of(p);
   Block *b = block_of(s, p);
   ASSERT_EQ(b->state, BlockState::full);
