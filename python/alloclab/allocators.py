@@ -54,18 +54,59 @@ SYSTEM_LIBDIRS = [
 class Allocator:
     """One allocator a program can run on.
 
-    name     short name used in tables and files ("glibc", "jemalloc", ...)
+    name     short name used in tables and files ("glibc", "jemalloc", ...,
+             "vam@VAM_ORDER=fifo" for a variant)
     path     shared object to LD_PRELOAD, or None for the system allocator
     version  best-effort version string ("unknown" when it cannot be told)
+    env      (VAR, VALUE) pairs set for every run on it: a variant of an
+             allocator with its options changed (find: "vam@VAM_ORDER=fifo")
     """
 
     name: str
     path: str | None
     version: str
+    env: tuple = ()
 
     @property
     def preload(self) -> list[str]:
         return [self.path] if self.path else []
+
+    @property
+    def environ(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+# A variant: an allocator's name or path, then "@VAR=VALUE" once per option.
+_VARIANT = re.compile(r"^(?P<base>[^@]+?)(?P<opts>(?:@[^@=]*=[^@]*)+)$")
+_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Set by the lab itself for every run: a variant may not change them.
+_RESERVED = ("LD_PRELOAD", "LITTER_", "ALLOCLAB_")
+
+
+def _variant(key: str) -> Allocator | None:
+    """The allocator variant written BASE@VAR=VALUE[@VAR=VALUE...], or None if
+    key has no "@"; raises LabError for a malformed or reserved option."""
+    if "@" not in key:
+        return None
+    m = _VARIANT.match(key)
+    if not m:
+        raise LabError(f"allocator variant {key!r}: expected NAME@VAR=VALUE[@VAR=VALUE...], "
+                       "e.g. vam@VAM_ORDER=fifo")
+    pairs = []
+    for opt in m.group("opts")[1:].split("@"):
+        var, value = opt.split("=", 1)
+        if not _VAR_NAME.match(var):
+            raise LabError(f"allocator variant {key!r}: {var!r} is not an environment variable name")
+        if var == "LD_PRELOAD" or var.startswith(_RESERVED[1:]):
+            raise LabError(f"allocator variant {key!r}: {var} is set by the lab itself")
+        if var in dict(pairs):
+            raise LabError(f"allocator variant {key!r}: {var} given twice")
+        pairs.append((var, value))
+    base = find(m.group("base"))
+    if base.env:
+        raise LabError(f"allocator variant {key!r}: its base is a variant already")
+    suffix = "".join(f"@{v}={x}" for v, x in pairs)
+    return Allocator(base.name + suffix, base.path, base.version, tuple(pairs))
 
 
 def _install_prefixes() -> list[str]:
@@ -173,11 +214,16 @@ def _vam_path() -> str | None:
 
 
 def find(name: str) -> Allocator:
-    """The allocator called `name` ("glibc", a peer, "vam") or at path `name`.
+    """The allocator called `name` ("glibc", a peer, "vam") or at path `name`;
+    NAME@VAR=VALUE[@VAR=VALUE...] is that allocator with those variables set
+    for its runs (a variant: "vam@VAM_ORDER=fifo").
 
     Raises LabError when the name is unknown or the library is not installed.
     """
     key = name.strip()
+    variant = _variant(key)
+    if variant is not None:
+        return variant
     low = key.lower()
     if low in ("glibc", "system", "libc"):
         return Allocator("glibc", None, glibc_version())

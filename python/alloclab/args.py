@@ -70,7 +70,8 @@ def parse_allocator(text):
 
 
 def parse_allocators(text) -> list:
-    """Comma-separated names or .so paths; "all" means every allocator found here."""
+    """Comma-separated names or .so paths, or variants (NAME@VAR=VALUE: allocators.find);
+    "all" means every allocator found here."""
     from alloclab import allocators
     if isinstance(text, (list, tuple)) and text and all(isinstance(x, allocators.Allocator) for x in text):
         return list(text)
@@ -267,7 +268,8 @@ def command(ns) -> list[str]:
 def add_allocators(p, default="glibc,jemalloc,mimalloc", help_extra=""):
     p.add_argument("--allocators", type=_type(parse_allocators), default=default,
                    help="comma-separated names (glibc, jemalloc, mimalloc, tcmalloc, vam) or .so paths, or "
-                        f"'all'{help_extra} (default %(default)s)")
+                        f"'all'{help_extra}; NAME@VAR=VALUE[@VAR=VALUE...] is a variant, that allocator "
+                        "with VAR set for its runs (vam@VAM_ORDER=fifo) (default %(default)s)")
 
 
 def add_allocator(p, help_text="allocator name or .so path to run on (default glibc)"):

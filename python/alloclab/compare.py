@@ -313,7 +313,7 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
         if not m:
             # A clean run loads the shim too, littering nothing, so that its
             # in-process time is measured exactly as a littered run's.
-            preload, env = preload + [alloc_mod.shim("litter")], {"LITTER_MULTIPLIER": "0"}
+            preload, env = preload + [alloc_mod.shim("litter")], {**env, "LITTER_MULTIPLIER": "0"}
         return preload, env
 
     if skipped_note:
@@ -390,8 +390,9 @@ def run_matrix(cmd, allocators=("glibc",), advs=(0, 1, 3, 10), repeat: int = 5, 
                         alone = cache_mod.measure(true, method, preload=preload, env=env, workdir=workdir,
                                                   tag=tag + "-litter-only", timeout=limit)
                         if a.name not in plain_true:
-                            bare, _ = litter.setup(a, None, 0, 0)
-                            plain_true[a.name] = cache_mod.measure(true, method, preload=bare, workdir=workdir,
+                            bare, bare_env = litter.setup(a, None, 0, 0)
+                            plain_true[a.name] = cache_mod.measure(true, method, preload=bare, env=bare_env,
+                                                                   workdir=workdir,
                                                                    tag=f"{a.name}-true", timeout=limit)
                         plain = plain_true[a.name]
                     cache_mod.split_littering(res, alone, plain)

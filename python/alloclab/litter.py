@@ -62,22 +62,24 @@ def litter_env(profile_path: str, multiplier: float, occupancy: float, seed: int
 
 def setup(allocator, profile_path: str | None, multiplier: float, occupancy: float,
           seed: int = DEFAULT_SEED, log: str | None = None) -> tuple[list[str], dict[str, str]]:
-    """Preload list and environment for one run; multiplier 0 means no littering.
+    """Preload list and environment for one run (the allocator variant's own
+    variables included); multiplier 0 means no littering.
 
     The allocator comes first in LD_PRELOAD (it defines malloc); the litter
     shim defines no allocator symbol, so it litters whatever malloc resolves to.
     """
     alloc = allocators.find(allocator) if isinstance(allocator, str) else allocator
     preload = list(alloc.preload) if alloc else []
+    own = alloc.environ if alloc else {}  # a variant's options (allocators.find)
     if multiplier == 0:
-        return preload, {}
+        return preload, own
     check_settings(multiplier, occupancy)
     if int(seed) < 0:
         raise LabError("seed must be a non-negative integer")
     if profile_path is None:
         raise LabError("littering needs a profile (run `alloclab profile` first)")
     import os
-    env = litter_env(os.path.abspath(profile_path), multiplier, occupancy, seed, log)
+    env = {**own, **litter_env(os.path.abspath(profile_path), multiplier, occupancy, seed, log)}
     return preload + [allocators.shim("litter")], env
 
 

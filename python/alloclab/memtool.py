@@ -170,7 +170,7 @@ def run(cmd, outdir: str, name: str, allocator=None, preload=(), env=None, objec
         # Start the tool as Valgrind's launcher would (VALGRIND_LAUNCHER names it), so
         # that LD_PRELOAD reaches the program only, never the launcher (or the shell
         # script some distributions wrap it in).
-        e = runner.child_env(preload=libs, env=dict(env or {}, VALGRIND_LIB=vglib,
+        e = runner.child_env(preload=libs, env=dict(alloc.environ if alloc else {}, **(env or {}), VALGRIND_LIB=vglib,
                                                      VALGRIND_LAUNCHER=_launcher(tools.valgrind)))
         # Execs are followed (a wrapper script execs the real program in the same
         # process); every traced process writes BASE.<pid>.*, and the result is

@@ -145,7 +145,8 @@ def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, alloc
     preload = [allocators.shim("profile")] + (alloc.preload if alloc else [])
     with tempfile.TemporaryDirectory(prefix="alloclab-profile-") as tmp:
         rec = os.path.join(tmp, "record.json")
-        env = {"ALLOCLAB_PROFILE_OUT": rec, "ALLOCLAB_PROFILE_CUTOFF": str(cutoff)}
+        env = {**(alloc.environ if alloc else {}), "ALLOCLAB_PROFILE_OUT": rec,
+               "ALLOCLAB_PROFILE_CUTOFF": str(cutoff)}
         res = runner.run(cmd, preload=preload, env=env, timeout=timeout, stdout=stdout,
                          stderr=stderr, unset=("ALLOCLAB_PROFILE_CHILD",))
         records = read_records(rec)

@@ -438,7 +438,7 @@ def locality(p: Plan, progress) -> list:
             if progress:
                 print(f"== study cache {name}/malloc on {a.name}", file=progress, flush=True)
             res = cache_mod.measure([binary, "--alloc", "malloc", "--scale", p.memory_scale], method,
-                                    preload=list(a.preload), workdir=os.path.join(p_outdir(p), "cache"),
+                                    preload=list(a.preload), env=a.environ, workdir=os.path.join(p_outdir(p), "cache"),
                                     tag=f"{name}-{a.name}", timeout=900)
             if res.get("error"):
                 p.notes.append(f"cachegrind of {name} on {a.name}: {res['error']}")

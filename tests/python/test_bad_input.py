@@ -31,6 +31,17 @@ def test_unknown_allocator(sub, tmp_path):
     assert not (tmp_path / "o").exists()   # nothing ran, nothing was written
 
 
+@pytest.mark.parametrize("sub", ["compare", "frag", "pages", "study"])
+@pytest.mark.parametrize("bad,says", [("vam@VAM_ORDER", "expected NAME@VAR=VALUE"),
+                                      ("glibc@LD_PRELOAD=/x.so", "LD_PRELOAD is set by the lab itself"),
+                                      ("glibc@X=1@X=2", "X given twice")])
+def test_malformed_allocator_variant(sub, bad, says, tmp_path):
+    r = run_cli(sub, "--allocators", f"glibc,{bad}", "-o", str(tmp_path / "o"), "--", "true")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("alloclab: argument --allocators: allocator variant ") and says in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 # --- littering levels ----------------------------------------------------------
 
 @pytest.mark.parametrize("sub", ["compare", "frag"])

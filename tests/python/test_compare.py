@@ -186,6 +186,47 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
     assert "interrupted" in (out / "report.html").read_text()
 
 
+def test_a_variant_is_its_allocator_with_variables_set():
+    from alloclab import allocators
+    v = allocators.find("glibc@VAM_ORDER=fifo@OTHER=a=b")
+    assert v.name == "glibc@VAM_ORDER=fifo@OTHER=a=b" and v.path is None
+    assert v.environ == {"VAM_ORDER": "fifo", "OTHER": "a=b"}  # a value may hold "="
+    assert allocators.find("glibc@EMPTY=").environ == {"EMPTY": ""}
+    assert allocators.find("glibc").env == ()
+    for bad, says in [("glibc@VAM_ORDER", "expected NAME@VAR=VALUE"), ("glibc@", "expected NAME@VAR=VALUE"),
+                      ("@X=1", "expected NAME@VAR=VALUE"), ("glibc@1X=2", "not an environment variable"),
+                      ("glibc@X=1@X=2", "given twice"), ("glibc@LD_PRELOAD=/x.so", "set by the lab"),
+                      ("glibc@LITTER_SEED=3", "set by the lab"), ("glibc@ALLOCLAB_PAD=1", "set by the lab"),
+                      ("nosuchmalloc@X=1", "unknown allocator 'nosuchmalloc'")]:
+        with pytest.raises(LabError, match=says):
+            allocators.find(bad)
+
+
+def test_compare_runs_a_variant_with_its_variables_clean_and_littered(tmp_path):
+    """The variable reaches the program on every run of the variant, littered or not, and
+    only there: each allocator's runs print the same line, the two allocators different ones."""
+    out = tmp_path / "cmp"
+    r = run_cli("compare", "--allocators", "glibc,glibc@VARIANT_PROBE=on", "--adv", "0,3", "--runs", "2",
+                "--cache", "off", "-o", str(out), "--", "sh", "-c", 'echo "probe=$VARIANT_PROBE"')
+    assert r.returncode == 0, r.stderr
+    rows = read_rows(out)
+    assert {row["status"] for row in rows} == {"ok"}
+    by = {}
+    for row in rows:
+        by.setdefault(row["allocator"], set()).add(row["stdout_sha256"])
+    assert set(by) == {"glibc", "glibc@VARIANT_PROBE=on"}
+    assert all(len(h) == 1 for h in by.values()), by
+    assert by["glibc"] != by["glibc@VARIANT_PROBE=on"]
+    assert "stdout differs" in r.stdout
+
+
+def test_a_malformed_variant_is_refused_before_anything_runs(tmp_path):
+    r = run_cli("compare", "--allocators", "glibc,vam@VAM_ORDER", "--adv", "0", "-o", str(tmp_path / "o"),
+                "--", "true")
+    assert r.returncode == 2 and "expected NAME@VAR=VALUE" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_api_finds_allocators():
     from alloclab import allocators
     assert allocators.find("glibc").path is None
