@@ -251,6 +251,16 @@ def find(name: str) -> Allocator:
     raise LabError(f"unknown allocator {name!r}; known: {', '.join(KNOWN)}, or a path to a .so")
 
 
+def from_build(found: list[Allocator], text: str | None, libvam: str) -> list[Allocator]:
+    """`found` (parsed from `text`, the --allocators of a bench script) with vam
+    and its variants, where named ("vam", "vam@VAR=...") rather than given as a
+    path, taken from the build tree's libvam.so when it exists."""
+    named = {t.strip().lower().split("@")[0] for t in text.split(",")} if text else {"vam"}
+    if "vam" not in named or not os.path.exists(libvam):
+        return list(found)
+    return [dataclasses.replace(a, path=libvam) if a.name.split("@")[0] == "vam" else a for a in found]
+
+
 def available() -> list[Allocator]:
     """Every allocator in KNOWN that is present on this machine."""
     out = []

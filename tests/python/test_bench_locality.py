@@ -138,11 +138,23 @@ def test_every_allocators_run_gets_an_environment_of_one_size():
     from alloclab import runner
     mod = _bench_module()
     allocs = [allocators.Allocator("glibc", None, ""), allocators.Allocator("vam", LIBVAM, ""),
-              allocators.Allocator("short", "/x.so", "")]
+              allocators.Allocator("short", "/x.so", ""),
+              allocators.Allocator("vam@VAM_ORDER=fifo", LIBVAM, "", (("VAM_ORDER", "fifo"),))]
     most = max(mod.preload_bytes(a) for a in allocs)
     sizes = set()
     for a in allocs:
         e = runner.child_env(a.preload, mod.padded_env({"PYTHONMALLOC": "malloc"}, a, most))
         sizes.add(sum(len(k) + len(v) + 2 for k, v in e.items()))
         assert e["PYTHONMALLOC"] == "malloc"
+        assert e.get("VAM_ORDER") == a.environ.get("VAM_ORDER")  # a variant's variable, and only its
     assert len(sizes) == 1, sizes
+
+
+def test_vam_and_its_variants_come_from_the_build_tree():
+    found = [allocators.Allocator("glibc", None, "g"), allocators.Allocator("vam", "/elsewhere/libvam.so", "v"),
+             allocators.Allocator("vam@VAM_ORDER=fifo", "/elsewhere/libvam.so", "v", (("VAM_ORDER", "fifo"),))]
+    got = allocators.from_build(found, "glibc,vam,vam@VAM_ORDER=fifo", built(LIBVAM))
+    assert [a.path for a in got] == [None, LIBVAM, LIBVAM]
+    assert got[2].environ == {"VAM_ORDER": "fifo"} and got[2].name == "vam@VAM_ORDER=fifo"
+    # vam not named: nothing changes
+    assert allocators.from_build(found[:1], "glibc", LIBVAM) == found[:1]
