@@ -46,9 +46,7 @@ int main(int argc, char **argv) {
     len[i] = size;
   }
   const struct timespec t1 = bench_now();
-  for (unsigned long long i = 0; i < n; i++) free(buf[i]);
-  free(buf);
-  free(len);
+  bench_free_table(buf, len, n);
   bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

@@ -39,9 +39,7 @@ int main(int argc, char **argv) {
     len[i] = size;
   }
   const struct timespec t1 = bench_now();
-  for (unsigned long long i = 0; i < n; i++) free(slot[i]);
-  free(slot);
-  free(len);
+  bench_free_table(slot, len, n);
   bench_report(sum, bench_ms(t0, t1));
   return 0;
 }

@@ -1468,20 +1468,29 @@ TEST(VamDiscard, DiscardedBlocksAreReusedAndReadBackCleanData) {
 // they join the back in the order they regained space, behind whatever the
 // class had available; A's two frees went onto its list, so A hands out
 // a[12] then a[9], then B and C follow.
-TEST(VamReap, ARegainedBlockGoesWhereTheOrderSays) {
-  using namespace alloclab::vam;
-  constexpr uintptr_t kBlock = class_block_bytes(size_class(1024));
-  constexpr size_t kPer = kBlock / 1024;
-  auto block = [](const char *p) { return reinterpret_cast<uintptr_t>(p) & ~(kBlock - 1); };
-  std::vector<char *> all;
+// n blocks' worth of 1024-byte objects into `all`; the blocks these mallocs
+// filled whole, each sorted by address, but the one the last malloc came
+// from (the class's front).
+std::vector<std::vector<char *>> fill_blocks_of_1024(size_t n, std::vector<char *> &all) {
   std::map<uintptr_t, std::vector<char *>> blocks;
-  for (size_t i = 0; i < 6 * kPer; ++i) {
+  for (size_t i = 0; i < n * TwoBlocks::kPer; ++i) {
     all.push_back(static_cast<char *>(vam_malloc(1024)));
-    blocks[block(all.back())].push_back(all.back());
+    blocks[TwoBlocks::block(all.back())].push_back(all.back());
   }
   std::vector<std::vector<char *>> full;
   for (auto &kv : blocks)
-    if (kv.second.size() == kPer && kv.first != block(all.back())) full.push_back(kv.second);
+    if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(all.back())) {
+      std::sort(kv.second.begin(), kv.second.end());
+      full.push_back(kv.second);
+    }
+  return full;
+}
+
+TEST(VamReap, ARegainedBlockGoesWhereTheOrderSays) {
+  using namespace alloclab::vam;
+  constexpr size_t kPer = TwoBlocks::kPer;
+  std::vector<char *> all;
+  const auto full = fill_blocks_of_1024(6, all);
   ASSERT_GE(full.size(), 3u);
   char *a9 = full[0][9], *a12 = full[0][12], *b3 = full[1][3], *c0 = full[2][0];
   Segment *s = segment_of(a9);
@@ -1514,19 +1523,11 @@ TEST(VamReap, ARegainedBlockGoesWhereTheOrderSays) {
 TEST(VamReap, ABlockWaitingAtTheBackKeepsItsChecks) {
   using namespace alloclab::vam;
   if (order_recent()) GTEST_SKIP() << "VAM_ORDER=recent: no block waits at the back";
-  constexpr uintptr_t kBlock = class_block_bytes(size_class(1024));
-  constexpr size_t kPer = kBlock / 1024;
-  auto block = [](const char *x) { return reinterpret_cast<uintptr_t>(x) & ~(kBlock - 1); };
+  constexpr size_t kPer = TwoBlocks::kPer;
   std::vector<char *> all;
-  std::map<uintptr_t, std::vector<char *>> blocks;
-  for (size_t i = 0; i < 4 * kPer; ++i) {
-    all.push_back(static_cast<char *>(vam_malloc(1024)));
-    blocks[block(all.back())].push_back(all.back());
-  }
-  std::vector<char *> full;  // a block this loop filled, not the front
-  for (auto &kv : blocks)
-    if (kv.second.size() == kPer && kv.first != block(all.back())) full = kv.second;
-  ASSERT_FALSE(full.empty());
+  const auto blocks = fill_blocks_of_1024(4, all);
+  ASSERT_FALSE(blocks.empty());
+  const std::vector<char *> &full = blocks.back();
   char *p = full[kPer / 2], *q = full[kPer / 2 + 1];
   Segment *s = segment_of(p);
   Block *b = block_of(s, p);
