@@ -23,8 +23,10 @@ extern "C" {
 #define VAM_API
 #endif
 
-/* Number of page-block (headerless, BIBOP) size classes: 8, 16, 32, ..., 1024. */
-#define VAM_NUM_CLASSES 65
+/* Number of page-block (headerless, BIBOP) size classes: 8, 16, 32, ..., 1024
+ * (16 bytes apart), then 1152, 1280, ..., 8192 (eight per power of two).
+ * Classes above VAM_PAGE_MAX are unused: class_size 0. */
+#define VAM_NUM_CLASSES 89
 
 /* A snapshot of the allocator's state, summed over every thread heap.
  * Counters are read without stopping other threads, so a snapshot taken
@@ -32,7 +34,7 @@ extern "C" {
 struct vam_stats_t {
   size_t live_bytes;        /* usable bytes of live objects (small+large+huge) */
   size_t live_objects;      /* number of live objects */
-  size_t small_live_bytes;  /* of which in page blocks (<= 1024 B) */
+  size_t small_live_bytes;  /* of which in page blocks (<= VAM_PAGE_MAX, 8 KiB) */
   size_t large_live_bytes;  /* of which in shared coalescing regions */
   size_t huge_live_bytes;   /* of which mapped on their own */
   size_t pages_in_use;      /* pages handed out by the OS, touched, not discarded */

@@ -423,12 +423,15 @@ namespace {
 
 Layout make_layout(const Options &o) noexcept {
   Layout l = default_layout();
+  l.page_max = static_cast<std::uint32_t>(o.page_max);
+  l.classes = fine_classes_up_to(l.page_max);
   if (o.classes == int(ClassSpacing::coarse)) {
-    // Powers of two: 8, 16, 32, ..., 1024 (classes 0..7). A request of n
-    // bytes, looked up at (n + 7) >> 3, goes to the smallest power >= 8i.
+    // Powers of two: 8, 16, 32, ..., page_max (classes 0..log2(page_max) - 3).
+    // A request of n bytes, looked up at (n + 7) >> 3, goes to the smallest
+    // power >= 8i.
     l.coarse = 1;
-    l.classes = 8;
-    for (std::size_t i = 0; i <= kSmallMax / 8; ++i) {
+    l.classes = static_cast<unsigned>(__builtin_ctzll(l.page_max)) - 2;
+    for (std::size_t i = 0; i <= kPageMax / 8; ++i) {
       const std::size_t s = i * 8;
       l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
     }

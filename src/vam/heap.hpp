@@ -5,9 +5,9 @@
 //   Heap::wait[cls]   then free list) and the hot object, by request
 //                     granule, and the blocks behind the front, in Vam's
 //                     order (heap.cpp, make_front)
-//                                                         classes 8..1024
+//                                                         classes 8..VAM_PAGE_MAX
 //   Heap::large       LargeHeap: shared regions, best fit, coalescing
-//                     (large_region.hpp)                  1 KiB..VAM_LARGE_MAX
+//                     (large_region.hpp)                  VAM_PAGE_MAX..VAM_LARGE_MAX
 //   Heap::remote      objects other threads freed here
 // (docs/vam.md, "How the paper maps to the code", has the whole listing.)
 //
@@ -48,7 +48,12 @@ extern Layout g_layout VAM_HIDDEN;
 // each of them holds the class's front: set_class_front writes both. The
 // other geometries (VAM_CLASSES=coarse, VAM_HEADERS=on), which the inline
 // path does not serve, use the same two slots per class.
-inline constexpr unsigned kFrontSlots = kSmallMax / 8 + 1;
+//
+// The classes above 1 KiB, which the inline path does not serve, have their
+// two slots after those of the fine classes (2c - 1 and 2c): malloc_other
+// reads them by class (object_heap.hpp, small_alloc_layout).
+inline constexpr unsigned kInlineSlots = kSmallMax / 8 + 1;  // granules the inline path indexes
+inline constexpr unsigned kFrontSlots = 2 * kNumClasses - 1;
 constexpr unsigned front_slot(unsigned cls) noexcept { return 2 * cls; }
 constexpr unsigned front_twin(unsigned cls) noexcept { return cls == 0 ? 1 : cls == 1 ? 2 : 2 * cls - 1; }
 constexpr bool front_slots_match() noexcept {
@@ -57,11 +62,12 @@ constexpr bool front_slots_match() noexcept {
     const std::size_t g = (n + 7) >> 3;
     if (g != front_slot(c) && g != front_twin(c)) return false;
   }
-  // and no class writes a granule of another: the largest request of
+  // and no fine class writes a granule of another: the largest request of
   // granule g is 8g bytes
-  for (unsigned c = 0; c < kNumClasses; ++c)
+  for (unsigned c = 0; c < kFineClasses; ++c)
     if (size_class(8 * front_slot(c)) != c || size_class(8 * front_twin(c)) != c) return false;
-  return front_slot(kNumClasses - 1) < kFrontSlots;
+  return front_slot(kFineClasses - 1) < kInlineSlots && front_twin(kFineClasses) == kInlineSlots &&
+         front_slot(kNumClasses - 1) < kFrontSlots;
 }
 static_assert(front_slots_match());
 
@@ -94,8 +100,8 @@ struct FrontSlot {
 static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a granule
 // Granule g's class's other granule (g itself for a class of one).
 inline constexpr auto kTwinGranule = [] {
-  std::array<std::uint8_t, kFrontSlots> t{};
-  for (unsigned g = 0; g < kFrontSlots; ++g) {
+  std::array<std::uint8_t, kInlineSlots> t{};
+  for (unsigned g = 0; g < kInlineSlots; ++g) {
     const unsigned c = size_class(8 * std::size_t{g});
     t[g] = static_cast<std::uint8_t>(g == front_slot(c) ? front_twin(c) : front_slot(c));
   }
@@ -396,8 +402,9 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 // slot * 2^32 + frac, and off is a multiple of the size exactly when frac <
 // recip (size * recip = 2^32 + e, e < size, so a slot start leaves frac =
 // slot * e < off < 2^32 / size <= recip, and any other offset adds at least
-// recip: exact for every offset in a block of up to 64 KiB and objects of up
-// to 1040 bytes; a pointer before the block's first object, VAM_HEADERS=on,
+// recip: exact for every offset in a block of up to 64 KiB and every object
+// size of a page class, headers included, up to kPageMax + 16 bytes, which
+// VamSizeClasses.SlotProductIsExact checks offset by offset; a pointer before the block's first object, VAM_HEADERS=on,
 // is accepted by no more sizes than the old check, slot * size == off,
 // accepted).
 //

@@ -27,25 +27,32 @@
 
 namespace alloclab::vam {
 
-// A small object in a geometry malloc's inline path does not serve
-// (inline_limit 0): VAM_CLASSES=coarse (the class from the table), and
-// VAM_HEADERS=on, with its header (the object's usable size, in the 16 bytes
-// before it) written, as a DLmalloc-style allocator does. Out of line, so
+// A page-block object malloc's inline path does not serve: one of the
+// classes above 1 KiB, or any in a geometry it does not serve (inline_limit
+// 0): VAM_CLASSES=coarse (the class from the table), and VAM_HEADERS=on,
+// with its header (the object's usable size, in the 16 bytes before it)
+// written, as a DLmalloc-style allocator does. The class's hot object comes
+// first, as on the inline path (only free's fast path in the default
+// geometry fills it, so there is no header to write then). Out of line, so
 // that the callers' default paths stay leaves with no frame.
 [[gnu::noinline]] inline void *small_alloc_layout(Heap *h, std::size_t n) noexcept {
   const unsigned c = layout_class(n);
+  if (void *hot = class_hot(h, c)) {
+    set_class_hot(h, front_slot(c), front_twin(c), nullptr);
+    return hot;
+  }
   void *p = small_alloc(h, c);
   if (VAM_LIKELY(p != nullptr) && g_layout.header) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
   return p;
 }
 
-// §3.2–3.5: up to 1 KiB, headerless objects in page blocks of one class,
+// §3.2–3.5: up to VAM_PAGE_MAX, headerless objects in page blocks of one class,
 // reap allocation inside each block, blocks kept in Vam's order (heap.hpp).
 // The geometry switches (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
 // VAM_BLOCK_PAGES) are this heap's options, g_layout, settled before its
 // first block is carved (size_classes.hpp).
 struct SmallBlocks {
-  static bool fits(std::size_t n, std::size_t align) noexcept { return n <= kSmallMax && align == 0; }
+  static bool fits(std::size_t n, std::size_t align) noexcept { return n <= g_layout.page_max && align == 0; }
   static void *alloc(Heap *h, std::size_t n, std::size_t) noexcept {
     return g_layout.header ? small_alloc_layout(h, n) : small_alloc(h, layout_class(n));
   }

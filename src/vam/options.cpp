@@ -86,6 +86,9 @@ constexpr Word kOrderWords[] = {{"recent", int(ReuseOrder::recent)}, {"fifo", in
                                 {nullptr, 0}};
 constexpr Word kOnOffWords[] = {{"off", 0}, {"0", 0}, {"on", 1}, {"1", 1}, {nullptr, 0}};
 constexpr Word kBlockPageWords[] = {{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {nullptr, 0}};
+constexpr Word kPageMaxWords[] = {{"1024", 1024}, {"2048", 2048}, {"4096", 4096}, {"8192", 8192},
+                                  {"1k", 1024},   {"2k", 2048},   {"4k", 4096},   {"8k", 8192},
+                                  {nullptr, 0}};
 const Word *words_of(const char *name) noexcept {
   if (equals(name, "VAM_DISCARD")) return kDiscardWords;
   if (equals(name, "VAM_HUGEPAGES")) return kHugePageWords;
@@ -94,6 +97,7 @@ const Word *words_of(const char *name) noexcept {
   if (equals(name, "VAM_ORDER")) return kOrderWords;
   if (equals(name, "VAM_HEADERS") || equals(name, "VAM_LARGE_QUICK")) return kOnOffWords;
   if (equals(name, "VAM_BLOCK_PAGES")) return kBlockPageWords;
+  if (equals(name, "VAM_PAGE_MAX")) return kPageMaxWords;
   return nullptr;
 }
 
@@ -125,7 +129,7 @@ void warn_value(const char *name, const char *value, const char *unit, std::int6
     const Word *first = w;
     for (; w->word; ++w)
       if (w->value == kept && (w->word[0] < '0' || w->word[0] > '9')) break;
-    if (!w->word)  // an option whose words are all numbers (VAM_BLOCK_PAGES)
+    if (!w->word)  // an option whose words are all numbers (VAM_BLOCK_PAGES, VAM_PAGE_MAX)
       for (w = first; w->word && w->value != kept; ++w) {}
     l.str(w->word ? w->word : "?");
   } else {

@@ -27,7 +27,7 @@ inline constexpr std::uint64_t kSegmentMagic = 0x5641'4d53'4547'0001ull;
 
 enum class SegKind : std::uint32_t {
   small = 0,   // one-page blocks, classes 8 and 16
-  medium = 1,  // four-page blocks, classes 32..1024
+  medium = 1,  // blocks of four pages or more, classes 32..VAM_PAGE_MAX
   large = 2,   // one shared coalescing region (large_region.hpp)
   huge = 3,    // one object mapped on its own
 };

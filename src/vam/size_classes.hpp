@@ -6,10 +6,19 @@
 //
 //   class 0: 8 bytes; class k (1..64): 16*k bytes  -> 8, 16, 32, 48, ..., 1024
 //
+// Above 1 KiB, up to kPageMax, the classes are eight per power of two
+// (1152, 1280, ..., 2048, 2304, ..., 8192: classes 65..88), a slot at most an
+// eighth bigger than the request. The paper puts every object above its
+// medium range in boundary-tagged best-fit chunks; here that starts above
+// VAM_PAGE_MAX (default 8 KiB; 1024 keeps only the fine classes in blocks),
+// because a chunk's malloc and free read and write two to four tags
+// scattered over a region where a page block's read one link
+// (docs/vam.md, "Page classes above 1 KiB").
+//
 // A class's page block is sized to hold enough objects: one page for the 8-
 // and 16-byte classes, four pages (16 KiB) from 32 bytes up, doubled (up to
 // 16 pages) while the block would hold fewer than 32 objects -- 32 KiB for
-// 528..1024 bytes. A bigger block means fewer block
+// 528..1024 bytes, 64 KiB above. A bigger block means fewer block
 // switches and, on a fragmented heap, objects allocated one after the other
 // land in the same 16 KiB instead of jumping to another page every dozen
 // objects; a block of few objects turns over every few frees, and each turn
@@ -24,8 +33,11 @@
 namespace alloclab::vam {
 
 inline constexpr std::size_t kPage = 4096;            // x86-64 Linux base page
-inline constexpr unsigned kNumClasses = 65;
-inline constexpr std::size_t kSmallMax = 1024;        // largest page-block object
+inline constexpr unsigned kFineClasses = 65;          // 8, 16, 32, ..., 1024
+inline constexpr std::size_t kSmallMax = 1024;        // largest object of the fine classes
+inline constexpr std::size_t kPageMax = 8192;         // largest page-block object (VAM_PAGE_MAX's most)
+inline constexpr unsigned kPageClassesPerDoubling = 8;
+inline constexpr unsigned kNumClasses = kFineClasses + 3 * kPageClassesPerDoubling;  // 1 KiB..8 KiB
 inline constexpr std::size_t kSmallBlockBytes = kPage;       // classes 8 and 16
 inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 32..1024: the fewest pages
 inline constexpr std::size_t kMediumMin = 17;                // smallest size in a four-page block
@@ -35,14 +47,33 @@ inline constexpr unsigned kMaxBlockShift = 16;               // 64 KiB: the most
 inline constexpr unsigned kBlockKinds = kMaxBlockShift - 12 + 1;
 inline constexpr unsigned kBlockObjects = 32;                // the fewest objects a block grows to hold
 
-// Class index for a request of `n` bytes (n <= kSmallMax). 0 bytes -> class 0.
-constexpr unsigned size_class(std::size_t n) noexcept {
+// Class index for a request of `n` bytes, n <= kSmallMax (malloc's inline
+// path and its miss: no test of the range).
+constexpr unsigned fine_class(std::size_t n) noexcept {
   return n <= 8 ? 0u : static_cast<unsigned>((n + 15) >> 4);
+}
+// Class index for a request of `n` bytes (n <= kPageMax). 0 bytes -> class 0.
+constexpr unsigned size_class(std::size_t n) noexcept {
+  if (n <= kSmallMax) return fine_class(n);
+  const unsigned k = 63u - static_cast<unsigned>(__builtin_clzll(n - 1));  // 2^k < n <= 2^(k+1)
+  return kFineClasses + kPageClassesPerDoubling * (k - 10) +
+         static_cast<unsigned>((n - 1 - (std::size_t{1} << k)) >> (k - 3));
 }
 
 // Object size of class c.
 constexpr std::size_t class_size(unsigned c) noexcept {
-  return c == 0 ? 8 : std::size_t{c} << 4;
+  if (c < kFineClasses) return c == 0 ? 8 : std::size_t{c} << 4;
+  const unsigned i = c - kFineClasses;
+  const std::size_t base = kSmallMax << (i / kPageClassesPerDoubling);
+  return base + (base / kPageClassesPerDoubling) * (i % kPageClassesPerDoubling + 1);
+}
+
+// Classes in use when page blocks end at `page_max` (a power of two,
+// kSmallMax..kPageMax) with the fine spacing.
+constexpr unsigned fine_classes_up_to(std::size_t page_max) noexcept {
+  unsigned c = kFineClasses;
+  for (std::size_t m = kSmallMax; m < page_max; m *= 2) c += kPageClassesPerDoubling;
+  return c;
 }
 
 // Kind of the block of objects of `size` bytes: `pages` pages (a power of
@@ -65,24 +96,39 @@ static_assert(class_block_bytes(0) == kPage && class_block_bytes(2) == 4 * kPage
 
 static_assert(size_class(0) == 0 && size_class(8) == 0 && size_class(9) == 1);
 static_assert(size_class(16) == 1 && size_class(17) == 2 && size_class(1024) == 64);
-static_assert(class_size(kNumClasses - 1) == kSmallMax);
+static_assert(size_class(1025) == 65 && size_class(1152) == 65 && size_class(1153) == 66 &&
+              size_class(2048) == 72 && size_class(2049) == 73 && size_class(8192) == kNumClasses - 1);
+static_assert(class_size(64) == kSmallMax && class_size(65) == 1152 && class_size(72) == 2048 &&
+              class_size(73) == 2304 && class_size(kNumClasses - 1) == kPageMax);
+static_assert(fine_classes_up_to(kSmallMax) == kFineClasses && fine_classes_up_to(kPageMax) == kNumClasses);
+constexpr bool classes_fit() noexcept {  // every request lands in the smallest class that holds it
+  for (std::size_t n = 1; n <= kPageMax; ++n) {
+    const unsigned c = size_class(n);
+    if (class_size(c) < n || (c > 0 && class_size(c - 1) >= n) || class_size(c) % 8 != 0) return false;
+    if (n >= 16 && class_size(c) % 16 != 0) return false;
+  }
+  return class_block_bytes(kNumClasses - 1) == 16 * kPage && class_block_bytes(65) == 16 * kPage;
+}
+static_assert(classes_fit());
 
 // ---- the geometry in force (docs/vam.md, "Design switches") ---------------
 //
-// The functions above are the default geometry, fixed at compile time. Three
+// The functions above are the default geometry, fixed at compile time. Four
 // VAM_* options change it for an ablation: VAM_CLASSES=coarse (power-of-two
-// classes 8, 16, 32, ..., 1024, as PHKmalloc's), VAM_HEADERS=on (a 16-byte
-// header before every small object, holding its size, as DLmalloc's) and
-// VAM_BLOCK_PAGES (pages per medium block). They are settled once, before the
+// classes 8, 16, 32, ..., as PHKmalloc's), VAM_HEADERS=on (a 16-byte
+// header before every small object, holding its size, as DLmalloc's),
+// VAM_BLOCK_PAGES (pages per medium block) and VAM_PAGE_MAX (the largest
+// object in page blocks; larger ones go to the large-object heap). They are settled once, before the
 // first block is carved, into this table, which the fast paths read: the
 // class of a request is one byte load whatever the spacing, and the inline
 // malloc path admits requests below `inline_limit`, so a geometry it cannot
 // serve (headers) costs the default path nothing but that compare's operand.
 struct alignas(64) Layout {
-  std::uint8_t class_of[kSmallMax / 8 + 1];  // request n (<= kSmallMax) -> class, at (n + 7) >> 3
-  std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
+  // First, the fields malloc and free read on every call outside the
+  // inline path: one cache line.
   std::size_t inline_limit;                  // malloc_impl serves n < inline_limit inline (default geometry only)
   std::uint32_t coarse;                      // VAM_CLASSES=coarse (class_of differs from size_class)
+  std::uint32_t page_max;                    // VAM_PAGE_MAX: requests up to this go to page blocks
   std::uint32_t header;                      // bytes before each small object: 0 or 16
   std::uint32_t lifo;                        // VAM_BLOCK_ALLOC=lifo: blocks threaded when made
   std::uint32_t order;                       // VAM_ORDER (ReuseOrder): where a regained block goes
@@ -94,18 +140,21 @@ struct alignas(64) Layout {
   // fixed (layout_settle).
   std::uint64_t large_max;                   // VAM_LARGE_MAX
   std::uint32_t discard;                     // VAM_DISCARD (DiscardPolicy)
+  std::uint8_t class_of[kPageMax / 8 + 1];   // request n (<= kPageMax) -> class, at (n + 7) >> 3
+  std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
   std::uint8_t kind[kNumClasses];            // block kind of each class: kPage << kind bytes
 };
 
 static_assert(offsetof(Layout, inline_limit) / 64 == offsetof(Layout, coarse) / 64 &&
                   offsetof(Layout, inline_limit) / 64 == offsetof(Layout, discard) / 64 &&
-                  offsetof(Layout, inline_limit) / 64 == offsetof(Layout, large_max) / 64,
+                  offsetof(Layout, inline_limit) / 64 == offsetof(Layout, large_max) / 64 &&
+                  offsetof(Layout, inline_limit) / 64 == offsetof(Layout, page_max) / 64,
               "malloc and free read them together: one cache line");
 
 // The default geometry, as a constant.
 constexpr Layout default_layout() noexcept {
   Layout l{};
-  for (std::size_t i = 0; i <= kSmallMax / 8; ++i) l.class_of[i] = static_cast<std::uint8_t>(size_class(i * 8));
+  for (std::size_t i = 0; i <= kPageMax / 8; ++i) l.class_of[i] = static_cast<std::uint8_t>(size_class(i * 8));
   for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = static_cast<std::uint32_t>(class_size(c));
   l.inline_limit = kSmallMax + 1;
   l.header = 0;
@@ -114,7 +163,8 @@ constexpr Layout default_layout() noexcept {
   l.lifo = 0;
   l.order = 0;               // recent
   l.coarse = 0;
-  l.classes = kNumClasses;
+  l.page_max = kPageMax;     // the options' default (options.hpp)
+  l.classes = fine_classes_up_to(l.page_max);
   l.large_max = 256 * 1024;  // the options' defaults (options.hpp)
   l.discard = 2;             // delayed
   return l;
@@ -123,7 +173,7 @@ constexpr Layout default_layout() noexcept {
 // The geometry in force: written only before the first block is carved.
 extern Layout g_layout;
 
-// Class of a request of n <= kSmallMax bytes, in the geometry in force.
+// Class of a request of n <= g_layout.page_max bytes, in the geometry in force.
 // The default spacing is arithmetic: a table lookup is one more cache line
 // per malloc, and a cold one in a program that does much between mallocs
 // (sqlite3: 188,000 misses on class_of in 1 M mallocs). `coarse` shares the

@@ -73,7 +73,7 @@ void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
   // it is aligned, since blocks start on page boundaries (not so with headers:
   // those objects go to the large heap).
   const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
-  if (rounded <= kSmallMax && g_layout.slot[layout_class(rounded)] % align == 0 && !g_layout.header) {
+  if (rounded <= g_layout.page_max && g_layout.slot[layout_class(rounded)] % align == 0 && !g_layout.header) {
     Heap *h = thread_heap();
     if (!h) return malloc_slow(n == 0 ? 1 : n, align);  // exiting, or out of memory
     void *p = small_alloc(h, layout_class(rounded));
@@ -137,14 +137,15 @@ void corruption(const char *what, const void *p) noexcept {
 void *malloc_miss(std::size_t n) noexcept {
   Heap *h = t_heap;
   if (VAM_UNLIKELY(h == &g_empty_heap)) return malloc_slow(n, 0);
-  return small_alloc_slow(h, size_class(n));
+  return small_alloc_slow(h, fine_class(n));
 }
 
 // Every request malloc_impl's inline path does not take: a geometry with
-// headers or coarse classes (inline_limit 0), large, huge and impossible.
+// headers or coarse classes (inline_limit 0), the page classes above 1 KiB,
+// large, huge and impossible.
 void *malloc_other(std::size_t n) noexcept {
   Heap *h = t_heap;
-  if (h != &g_empty_heap && n <= kSmallMax) return small_alloc_layout(h, n);
+  if (h != &g_empty_heap && n <= g_layout.page_max) return small_alloc_layout(h, n);
   if (VAM_UNLIKELY(n > PTRDIFF_MAX)) return fail_nomem();
   return malloc_slow(n, 0);
 }
@@ -218,24 +219,25 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
   Segment *s = object_segment(p);
-  if (s->kind == SegKind::large && s->owner == t_heap && n > kSmallMax &&
+  if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&
       n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
     return p;
   // A huge object that stays huge moves its pages, not its bytes.
   if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))
     if (void *q = huge_resize(s, p, n)) return q;
   // Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
-  // classes are 16 bytes apart, so a buffer grown in small steps would move
-  // at every step or two, each move a copy of all of it; with the slack it
-  // moves once per eighth of growth, and the copies add up to a few times
-  // its final size (docs/vam.md, "Limits and known gaps"). A small object
-  // stays small: the slack would otherwise push one near 1 KiB into the
-  // large-object heap, whose calls cost several times a small one's (python3
-  // ran 1.6% more instructions).
+  // fine classes are 16 bytes apart, so a buffer grown in small steps would
+  // move at every step or two, each move a copy of all of it; with the slack
+  // it moves once per eighth of growth, and the copies add up to a few times
+  // its final size (docs/vam.md, "Limits and known gaps"). The slack stops at
+  // the end of the fine classes: one near 1 KiB stays there rather than
+  // take a slot a quarter too big (python3 ran 1.6% more instructions when
+  // that slot was in the large-object heap). The page classes above are an
+  // eighth apart, their own slack, and get none more.
   std::size_t want = n;
   if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
-    want = n + n / 8;
-    if (n <= kSmallMax && want > kSmallMax) want = kSmallMax;
+    if (n <= kSmallMax) want = n + n / 8 > kSmallMax ? kSmallMax : n + n / 8;
+    else if (n > g_layout.page_max) want = n + n / 8;
   }
   void *q = malloc_impl(want);
   if (!q) return nullptr;  // errno is ENOMEM; p stays valid

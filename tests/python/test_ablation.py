@@ -32,7 +32,7 @@ def test_the_quick_ablation_writes_json_and_markdown(quick_ablation):
     assert isinstance(data["geometry"], str) and isinstance(data["notes"], list)
     names = [s["name"] for s in data["switches"]]
     assert names == ["VAM_CLASSES", "VAM_BLOCK_ALLOC", "VAM_ORDER", "VAM_HEADERS", "VAM_BLOCK_PAGES",
-                     "VAM_BLOCK_OBJECTS", "VAM_DISCARD"]
+                     "VAM_BLOCK_OBJECTS", "VAM_PAGE_MAX", "VAM_DISCARD"]
     for s in data["switches"]:
         assert s["default"] in s["values"] and len(s["values"]) >= 2
 
@@ -67,7 +67,7 @@ def test_the_layout_switches_change_the_cache_behaviour(quick_ablation):
     environments have one size and the interpreters fixed hash seeds)."""
     _, _, data = quick_ablation
     for name in ("VAM_CLASSES", "VAM_BLOCK_ALLOC", "VAM_ORDER", "VAM_HEADERS", "VAM_BLOCK_PAGES",
-                 "VAM_BLOCK_OBJECTS"):
+                 "VAM_BLOCK_OBJECTS", "VAM_PAGE_MAX"):
         moved = [r for r in data["rows"] if r["switch"] == name and not r["is_default"]
                  and r["d1_ratio"] is not None and r["d1_ratio"] != 1.0]
         assert moved, f"{name}: no setting changed the D1 misses"

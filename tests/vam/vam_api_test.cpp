@@ -147,13 +147,16 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
 TEST(VamObjectHeap, EachSizeLandsInTheHeapTheSplitNames) {
   using namespace alloclab::vam;
   const std::size_t large_max = g_layout.large_max;
+  const std::size_t page_max = g_layout.page_max;  // VAM_PAGE_MAX
   struct Case {
     std::size_t n;
     SegKind kind;
   };
   const Case cases[] = {{1, SegKind::small},          {16, SegKind::small},
                         {24, SegKind::medium},        {kSmallMax, SegKind::medium},
-                        {kSmallMax + 1, SegKind::large}, {64 * 1024, SegKind::large},
+                        {kSmallMax + 1, page_max > kSmallMax ? SegKind::medium : SegKind::large},
+                        {page_max, SegKind::medium},  {page_max + 1, SegKind::large},
+                        {64 * 1024, SegKind::large},
                         {large_max, SegKind::large},  {large_max + 1, SegKind::huge},
                         {8 * large_max, SegKind::huge}};
   for (const Case &c : cases) {
@@ -614,9 +617,9 @@ TEST(VamHardening, DoubleFreeOfALargeObjectBetweenLiveNeighboursAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        void *a = vam_malloc(1500);
-        void *p = vam_malloc(1500);
-        void *b = vam_malloc(1500);
+        void *a = vam_malloc(15000);  // above VAM_PAGE_MAX's largest: a large object
+        void *p = vam_malloc(15000);
+        void *b = vam_malloc(15000);
         vam_free(p);
         vam_free(p);  // without the check the free list links p to itself
         vam_free(a);
@@ -1238,6 +1241,87 @@ void expect_double_free_on_full_block(Frees frees) {
       "vam: free\\(\\): double free detected");
 }
 
+// ---- page classes above 1 KiB (VAM_PAGE_MAX) ----------------------------
+
+// free's fast path takes the slot from one product (heap.hpp,
+// small_free_local): exact, offset by offset, for every class and block size
+// in use, with and without the 16-byte headers.
+TEST(VamPageClasses, SlotProductIsExact) {
+  using namespace alloclab::vam;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    for (std::uint32_t size : {static_cast<std::uint32_t>(class_size(c)), static_cast<std::uint32_t>(class_size(c) + 16)}) {
+      const auto recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
+      int bad = 0;
+      for (std::uint32_t off = 0; off < (1u << kMaxBlockShift); ++off) {
+        const std::uint64_t prod = std::uint64_t{off} * recip;
+        const bool start = static_cast<std::uint32_t>(prod) < recip;
+        bad += start != (off % size == 0) || (start && (prod >> 32) != off / size);
+      }
+      EXPECT_EQ(bad, 0) << "object size " << size;
+    }
+  }
+}
+
+// Above 1 KiB, up to VAM_PAGE_MAX, a request gets the smallest class that
+// holds it, at most an eighth more, 16-aligned, in a block segment.
+TEST(VamPageClasses, EachSizeGetsTheSmallestClassThatHoldsIt) {
+  using namespace alloclab::vam;
+  const std::size_t page_max = g_layout.page_max;
+  for (std::size_t n = kSmallMax + 1; n <= kPageMax + 64; n += 13) {
+    char *p = static_cast<char *>(vam_malloc(n));
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 16, 0u) << n;
+    const std::size_t got = vam_usable_size(p);
+    EXPECT_GE(got, n);
+    if (n <= page_max) {
+      EXPECT_EQ(object_segment(p)->kind, SegKind::medium) << n;
+      EXPECT_EQ(got, class_size(size_class(n))) << n;
+      EXPECT_LE(got, n + n / 8) << n;
+    } else {
+      EXPECT_EQ(object_segment(p)->kind, SegKind::large) << n;
+    }
+    memset(p, 0x5a, got);
+    vam_free(p);
+  }
+}
+
+// The hot object (FrontSlot) works for these classes too: malloc_other
+// reads it (object_heap.hpp, small_alloc_layout).
+TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
+  using namespace alloclab::vam;
+  if (g_layout.page_max < 4096) GTEST_SKIP() << "VAM_PAGE_MAX=" << g_layout.page_max << ": 3000 bytes is a large object";
+  const unsigned cls = size_class(3000);
+  const uintptr_t block = class_block_bytes(cls);
+  const std::size_t per = block / class_size(cls);
+  std::vector<char *> all;
+  for (std::size_t i = 0; i < 3 * per; ++i) all.push_back(static_cast<char *>(vam_malloc(3000)));
+  char *last = all.back();
+  vam_free(last);
+  ASSERT_EQ(vam_malloc(3000), last);  // the front is the block of `last`
+  std::map<uintptr_t, std::vector<char *>> blocks;
+  for (char *p : all) blocks[reinterpret_cast<uintptr_t>(p) & ~(block - 1)].push_back(p);
+  std::vector<char *> full;
+  for (auto &kv : blocks)
+    if (kv.second.size() == per && kv.first != (reinterpret_cast<uintptr_t>(last) & ~(block - 1))) full = kv.second;
+  ASSERT_FALSE(full.empty());
+  Heap *h = segment_of(full[0])->owner;
+  Block *b = block_of(segment_of(full[0]), full[0]);
+  ASSERT_EQ(b->state, BlockState::full);
+  ASSERT_EQ(b->cls, cls);
+  char *p = full[2];
+  vam_free(p);
+  EXPECT_EQ(b->state, BlockState::full);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, p);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, p);
+  EXPECT_EQ(vam_malloc(2900), p);  // the same class
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, nullptr);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, nullptr);
+  char *other = static_cast<char *>(vam_malloc(3000));
+  EXPECT_NE(other, p);  // handed out once
+  vam_free(other);
+  for (char *q : all) vam_free(q);
+}
+
 TEST(VamHot, DoubleFreeOfTheHotObjectAborts) {
   expect_double_free_on_full_block([](const std::vector<char *> &o) {
     vam_free(o[5]);
@@ -1588,12 +1672,12 @@ TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
 TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
   sweep_if_quick();
   std::vector<char *> v;
-  for (size_t n : {5000, 2000, 3000, 2000, 4000, 2000}) v.push_back(static_cast<char *>(vam_malloc(n)));
-  vam_free(v[0]);  // 5000-byte hole
-  vam_free(v[2]);  // 3000-byte hole
-  vam_free(v[4]);  // 4000-byte hole
+  for (size_t n : {50000, 20000, 30000, 20000, 40000, 20000}) v.push_back(static_cast<char *>(vam_malloc(n)));
+  vam_free(v[0]);  // 50000-byte hole
+  vam_free(v[2]);  // 30000-byte hole
+  vam_free(v[4]);  // 40000-byte hole
   sweep_if_quick();
-  char *p = static_cast<char *>(vam_malloc(3500));
+  char *p = static_cast<char *>(vam_malloc(35000));
   EXPECT_EQ(p, v[4]);
   vam_free(p);
   for (int i : {1, 3, 5}) vam_free(v[i]);
@@ -1603,17 +1687,17 @@ TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces";
   // The lists hold at most a sixteenth of the heap's live large bytes.
   std::vector<void *> live;
-  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(6000));
-  char *a = static_cast<char *>(vam_malloc(6000));
-  char *guard = static_cast<char *>(vam_malloc(6000));
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(12000));
+  char *a = static_cast<char *>(vam_malloc(12000));
+  char *guard = static_cast<char *>(vam_malloc(12000));
   const vam_stats_t before = stats();
   vam_free(a);
   EXPECT_EQ(stats().large_live_bytes + vam_usable_size(guard), before.large_live_bytes);
-  char *b = static_cast<char *>(vam_malloc(5800));  // the same list: a, as it was
+  char *b = static_cast<char *>(vam_malloc(11600));  // the same list: a, as it was
   EXPECT_EQ(b, a);
-  EXPECT_GE(vam_usable_size(b), 6000u);
+  EXPECT_GE(vam_usable_size(b), 12000u);
   vam_free(b);
-  char *c = static_cast<char *>(vam_malloc(7000));  // more than a holds: not a
+  char *c = static_cast<char *>(vam_malloc(14000));  // more than a holds: not a
   EXPECT_NE(c, a);
   vam_free(c);
   vam_free(guard);
@@ -1625,9 +1709,9 @@ TEST(VamLarge, DoubleFreeOfAChunkOnAQuickListAborts) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: DoubleFreeOfALargeObject* cover it";
   EXPECT_DEATH(
       {
-        for (int i = 0; i < 64; ++i) vam_malloc(3000);  // live large bytes, so that the lists take a
-        char *a = static_cast<char *>(vam_malloc(3000));
-        char *guard = static_cast<char *>(vam_malloc(3000));
+        for (int i = 0; i < 64; ++i) vam_malloc(12000);  // live large bytes, so that the lists take a
+        char *a = static_cast<char *>(vam_malloc(12000));
+        char *guard = static_cast<char *>(vam_malloc(12000));
         vam_free(a);  // onto a quick list, still in use to its neighbours
         vam_free(a);
         vam_free(guard);
@@ -1648,21 +1732,23 @@ TEST(VamStats, LiveBytesAndFragmentationFollowAllocations) {
 
 TEST(VamLarge, ReallocGrowsIntoAFreeNeighbourInPlace) {
   sweep_if_quick();
-  char *a = static_cast<char *>(vam_malloc(5000));
-  char *b = static_cast<char *>(vam_malloc(5000));
-  char *guard = static_cast<char *>(vam_malloc(5000));
-  fill(a, 5000, 4);
+  // Sizes above VAM_PAGE_MAX's largest, 8 KiB: large objects whatever it is.
+  char *a = static_cast<char *>(vam_malloc(10000));
+  char *b = static_cast<char *>(vam_malloc(10000));
+  char *guard = static_cast<char *>(vam_malloc(10000));
+  fill(a, 10000, 4);
   vam_free(b);
   sweep_if_quick();
-  char *grown = static_cast<char *>(vam_realloc(a, 9000));
+  char *grown = static_cast<char *>(vam_realloc(a, 18000));
   EXPECT_EQ(grown, a);
-  EXPECT_GE(vam_usable_size(grown), 9000u);
-  EXPECT_TRUE(check(grown, 5000, 4));
-  // Shrinking to well under half gives the tail back, in place.
-  char *shrunk = static_cast<char *>(vam_realloc(grown, 2000));
+  EXPECT_GE(vam_usable_size(grown), 18000u);
+  EXPECT_TRUE(check(grown, 10000, 4));
+  // Shrinking to well under half gives the tail back, in place (a size the
+  // page classes would take moves there instead: VamPageClasses).
+  char *shrunk = static_cast<char *>(vam_realloc(grown, 8500));
   EXPECT_EQ(shrunk, a);
-  EXPECT_LT(vam_usable_size(shrunk), 4000u);
-  EXPECT_TRUE(check(shrunk, 2000, 4));
+  EXPECT_LT(vam_usable_size(shrunk), 12000u);
+  EXPECT_TRUE(check(shrunk, 8500, 4));
   vam_free(shrunk);
   vam_free(guard);
 }

@@ -16,6 +16,10 @@
 //   objects-N        VAM_BLOCK_OBJECTS=N (objects-32: the default): a block of
 //                    the 1008-, 496- and 240-byte classes doubles from four
 //                    pages until it holds N objects (up to 16 pages)
+//   page-max-N       VAM_PAGE_MAX=N (page-max-8192: the default): requests up
+//                    to N bytes get a page-block class, eight per power of two
+//                    above 1 KiB (3000 -> 3072, fresh objects one slot apart);
+//                    bigger ones a large chunk of the request, 16-aligned
 // Prints "vam_switches <mode> ok" or the first mismatch.
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +68,8 @@ int main(int argc, char **argv) {
     usable(40, 64);
     usable(100, 128);
     usable(513, 1024);
+    usable(1025, 2048);  // up to VAM_PAGE_MAX's default, 8192
+    usable(5000, 8192);
     usable(8, 8);
     usable(16, 16);
     // Coarse classes go through malloc's out-of-line path (the inline one
@@ -90,7 +96,8 @@ int main(int argc, char **argv) {
     steps(200, 8, s);
     for (long v : s) expect(v == (on ? 224 : 208), "step between successive 200-byte objects", v, on ? 224 : 208);
     usable(200, 208);
-    for (size_t n : {1, 8, 16, 24, 40, 200, 1024}) {
+    usable(3000, 3072);
+    for (size_t n : {1, 8, 16, 24, 40, 200, 1024, 3000, 8192}) {
       void *p = vam_malloc(n);
       const long align = n > 8 ? 16 : 8;
       expect(reinterpret_cast<uintptr_t>(p) % align == 0, "alignment", static_cast<long>(reinterpret_cast<uintptr_t>(p) % align), 0);
@@ -133,6 +140,24 @@ int main(int argc, char **argv) {
       snprintf(what, sizeof what, "block changes over %d fresh %ld-byte objects (%ld a block)", count + 1,
                size, per);
       expect(jumps == 2, what, jumps, 2);
+    }
+  } else if (strncmp(mode, "page-max-", 9) == 0) {
+    const long max = atol(mode + 9);
+    // The smallest class above 1 KiB, one in each power of two, the largest.
+    for (long n : {1025L, 1152L, 3000L, 5000L, 8192L}) {
+      const long cls = n <= 2048 ? (n + 127) / 128 * 128 : n <= 4096 ? (n + 255) / 256 * 256 : (n + 511) / 512 * 512;
+      void *p = vam_malloc(static_cast<size_t>(n));
+      const long got = static_cast<long>(vam_usable_size(p));
+      char what[96];
+      snprintf(what, sizeof what, "usable size of malloc(%ld), VAM_PAGE_MAX=%ld", n, max);
+      const long want = n <= max ? cls : (n + 15) / 16 * 16;  // a chunk: the request, 16-aligned
+      expect(got == want, what, got, want);
+      vam_free(p);
+      if (n > max) continue;
+      long st[4];
+      steps(static_cast<size_t>(n), 4, st);
+      snprintf(what, sizeof what, "step between fresh %ld-byte objects, VAM_PAGE_MAX=%ld", n, max);
+      for (long v : st) expect(v == cls, what, v, cls);
     }
   } else {
     printf("vam_switches: unknown mode %s\n", mode);
