@@ -19,7 +19,8 @@ namespace {
 inline int kind_of_class(unsigned cls) noexcept { return g_layout.kind[cls]; }
 inline std::size_t block_bytes(int kind) noexcept { return kPage << kind; }
 inline std::int64_t block_pages(int kind) noexcept { return static_cast<std::int64_t>(block_bytes(kind) / kPage); }
-// First byte of a block's pages (its objects start `header` bytes in).
+// First byte of a block's pages (its objects start `header` bytes in, and a
+// page class's its colour bytes more: size_classes.hpp, block_colour).
 inline char *block_base(const Block *b) noexcept {
   return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(b->start) & ~(kPage - 1));
 }
@@ -240,6 +241,18 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   // small class's block untouched.
   std::size_t cap = block_bytes(kind) / size;
   if (cap > kMaxSlots) cap = kMaxSlots;
+  // A page class's objects start at its colour (size_classes.hpp,
+  // block_colour); every other class's at the block's start, also in a
+  // reused block that a page class coloured (blocks of one kind serve
+  // both when VAM_BLOCK_PAGES or VAM_BLOCK_OBJECTS make their sizes meet).
+  std::size_t colour = 0;
+  if (cls >= kFineClasses) {
+    const BlockColour c = block_colour(block_bytes(kind) - g_layout.header, size,
+                                       static_cast<std::size_t>(block_base(b) - bs->block_start(0)) >> (12 + kind));
+    cap = c.cap;
+    colour = c.colour;
+  }
+  b->start = block_base(b) + g_layout.header + colour;
   b->size = static_cast<std::uint32_t>(size);
   store_relaxed(b->cls, static_cast<std::uint8_t>(cls));
   b->twin = static_cast<std::uint8_t>(front_twin(cls));

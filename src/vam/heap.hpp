@@ -404,9 +404,9 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 // slot * e < off < 2^32 / size <= recip, and any other offset adds at least
 // recip: exact for every offset in a block of up to 64 KiB and every object
 // size of a page class, headers included, up to kPageMax + 16 bytes, which
-// VamSizeClasses.SlotProductIsExact checks offset by offset; a pointer before the block's first object, VAM_HEADERS=on,
-// is accepted by no more sizes than the old check, slot * size == off,
-// accepted).
+// VamPageClasses.SlotProductIsExact checks offset by offset; a pointer
+// before the block's first object, VAM_HEADERS=on, is accepted by no more
+// sizes than the old check, slot * size == off, accepted).
 //
 // `owner`: s->owner, given by a caller that has it at hand (free's fast
 // path: this thread's heap) so that the regain need not wait for the

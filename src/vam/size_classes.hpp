@@ -111,6 +111,52 @@ constexpr bool classes_fit() noexcept {  // every request lands in the smallest 
 }
 static_assert(classes_fit());
 
+// Cache colour of a page-class block (above 1 KiB). Without it the first
+// object of every such block sits at the block's start, 64 KiB-aligned, so
+// in L1 set 0 (docs/vam.md, "Cache sets"), as does every object of the
+// 2048-, 4096- and 8192-byte classes: a program whose few big arrays are each
+// the first of its class (perl's stacks and hash arrays) had them all fight
+// over one set's 8 lines. So objects start `colour` bytes in, a multiple of
+// 64 chosen by the block's index in its segment, and a block whose objects
+// leave less than kColourBytes at its end holds fewer of them (the pages of
+// its tail are never touched: no memory, only address space). The colour
+// stays below 1 KiB: free's slot check (heap.hpp, small_free_local) rejects
+// every pointer that far before the first object (VamPageClasses tests it),
+// and never leaves a slot's room at the block's end, where a pointer would
+// pass it as one slot past the last.
+inline constexpr std::size_t kColourBytes = 1024;
+inline constexpr std::size_t kColourAlign = 64;  // every colour is a multiple of it
+struct BlockColour {
+  std::size_t cap;     // objects
+  std::size_t colour;  // bytes before the first
+};
+constexpr BlockColour block_colour(std::size_t bytes, std::size_t size, std::size_t index) noexcept {
+  const std::size_t whole = bytes / size;
+  std::size_t cap = whole;
+  if (bytes - cap * size < kColourBytes) cap -= (kColourBytes - (bytes - cap * size) + size - 1) / size;
+  // A block too small to give up an object for it (other VAM_BLOCK_PAGES or
+  // VAM_BLOCK_OBJECTS) goes uncoloured rather than lose a quarter of them.
+  if (cap == 0 || 4 * cap < 3 * whole) return {whole, 0};
+  const std::size_t slack = bytes - cap * size;
+  const std::size_t lo = slack >= size ? (slack - size) / 64 * 64 + 64 : 0;  // no slot's room at the end
+  const std::size_t hi = (slack < kColourBytes ? slack : kColourBytes - 64) / 64 * 64;
+  const std::size_t n = hi >= lo ? (hi - lo) / 64 + 1 : 1;
+  return {cap, lo + (index * 7 % n) * 64};
+}
+constexpr bool colours_fit() noexcept {
+  for (unsigned c = kFineClasses; c < kNumClasses; ++c)
+    for (std::size_t header : {std::size_t{0}, std::size_t{16}})
+      for (std::size_t i = 0; i < 64; ++i) {
+        const std::size_t size = class_size(c) + header, bytes = class_block_bytes(c) - header;
+        const BlockColour k = block_colour(bytes, size, i);
+        if (k.cap < 2 || k.colour % kColourAlign || k.colour + header >= kColourBytes ||
+            k.colour + k.cap * size > bytes || bytes - (k.colour + k.cap * size) >= size)
+          return false;
+      }
+  return block_colour(8192, 8192, 1).cap == 1 && block_colour(8192, 8192, 1).colour == 0;  // VAM_BLOCK_PAGES=1
+}
+static_assert(colours_fit());
+
 // ---- the geometry in force (docs/vam.md, "Design switches") ---------------
 //
 // The functions above are the default geometry, fixed at compile time. Four

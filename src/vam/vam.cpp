@@ -70,13 +70,16 @@ void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
   if (align > kMaxAlignment) return fail_nomem();
   if (n > PTRDIFF_MAX) return fail_nomem();
   // A page-block class whose size is a multiple of `align`: every object of
-  // it is aligned, since blocks start on page boundaries (not so with headers:
-  // those objects go to the large heap).
+  // it is aligned, since blocks start on page boundaries, and the colour of
+  // a class above 1 KiB is a multiple of 64 (size_classes.hpp, block_colour)
+  // (not so with headers: those objects go to the large heap).
   const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
-  if (rounded <= g_layout.page_max && g_layout.slot[layout_class(rounded)] % align == 0 && !g_layout.header) {
+  const unsigned cls = rounded <= g_layout.page_max ? layout_class(rounded) : 0;
+  if (rounded <= g_layout.page_max && g_layout.slot[cls] % align == 0 && !g_layout.header &&
+      (cls < kFineClasses || align <= kColourAlign)) {
     Heap *h = thread_heap();
     if (!h) return malloc_slow(n == 0 ? 1 : n, align);  // exiting, or out of memory
-    void *p = small_alloc(h, layout_class(rounded));
+    void *p = small_alloc(h, cls);
     return p ? p : fail_nomem();
   }
   return malloc_slow(n == 0 ? 1 : n, align);

@@ -1285,6 +1285,70 @@ TEST(VamPageClasses, EachSizeGetsTheSmallestClassThatHoldsIt) {
   }
 }
 
+// The blocks of a page class start their objects at different cache
+// colours (size_classes.hpp, block_colour): the first objects of four blocks
+// of 4096-byte objects are not all in one L1 set, each lies less than 1 KiB
+// into its block, and the block's last object ends less than one object
+// before the block does.
+TEST(VamPageClasses, BlocksStartTheirObjectsAtDifferentCacheColours) {
+  using namespace alloclab::vam;
+  if (g_layout.page_max < 4096 || g_layout.header) GTEST_SKIP() << "4096 bytes is no headerless page class here";
+  const uintptr_t block = class_block_bytes(size_class(4096));
+  std::vector<char *> all;
+  for (int i = 0; i < 80; ++i) all.push_back(static_cast<char *>(vam_malloc(4096)));
+  std::map<uintptr_t, uintptr_t> first;  // block -> its lowest object
+  std::map<uintptr_t, long> count;       // block -> objects of `all` in it
+  for (char *p : all) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    auto it = first.find(a & ~(block - 1));
+    if (it == first.end() || a < it->second) first[a & ~(block - 1)] = a;
+    ++count[a & ~(block - 1)];
+  }
+  std::set<uintptr_t> sets;
+  int whole = 0;
+  for (auto &kv : first) {
+    Block *b = block_of(segment_of(reinterpret_cast<void *>(kv.second)), reinterpret_cast<void *>(kv.second));
+    if (count[kv.first] != (b->end - b->start) / b->size) continue;  // not every object of it is one of these
+    ++whole;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b->start), kv.second);
+    EXPECT_LT(kv.second - kv.first, kColourBytes);
+    EXPECT_LT(kv.first + block - reinterpret_cast<uintptr_t>(b->end), 4096u);
+    sets.insert((kv.second >> 6) & 63);
+  }
+  EXPECT_GE(whole, 3);
+  EXPECT_GE(sets.size(), 2u);
+  for (char *p : all) vam_free(p);
+}
+
+// free's slot check rejects every pointer in a colour's gap before a
+// block's first object: an invalid pointer, not an object.
+TEST(VamPageClasses, FreeOfAPointerBeforeABlocksFirstObjectAborts) {
+  using namespace alloclab::vam;
+  if (g_layout.page_max < 2048) GTEST_SKIP() << "no page classes above 1 KiB here";
+  for (unsigned c = kFineClasses; c < fine_classes_up_to(g_layout.page_max); ++c) {
+    const std::uint32_t size = g_layout.slot[c];
+    const auto recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
+    for (std::uint32_t d = 8; d < kColourBytes + 16; d += 8) {
+      const std::uint64_t prod = std::uint64_t{0u - d} * recip;
+      EXPECT_GE(static_cast<std::uint32_t>(prod), recip) << "object size " << size << ", " << d << " bytes before";
+    }
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        std::vector<char *> v;
+        Block *b = nullptr;
+        for (int i = 0; i < 200 && !b; ++i) {  // a block whose objects start after a gap
+          v.push_back(static_cast<char *>(vam_malloc(3000)));
+          Block *k = block_of(segment_of(v.back()), v.back());
+          if ((reinterpret_cast<uintptr_t>(k->start) & 4095) >= 64 && v.back() == k->start) b = k;
+        }
+        if (!b) abort();
+        vam_free(b->start - 64);
+      },
+      "vam: free\\(\\): invalid pointer");
+}
+
 // The hot object (FrontSlot) works for these classes too: malloc_other
 // reads it (object_heap.hpp, small_alloc_layout).
 TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
