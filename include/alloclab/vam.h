@@ -34,7 +34,7 @@ extern "C" {
 struct vam_stats_t {
   size_t live_bytes;        /* usable bytes of live objects (small+large+huge) */
   size_t live_objects;      /* number of live objects */
-  size_t small_live_bytes;  /* of which in page blocks (<= VAM_PAGE_MAX, 8 KiB) */
+  size_t small_live_bytes;  /* of which in page blocks (<= VAM_PAGE_MAX, default 1024) */
   size_t large_live_bytes;  /* of which in shared coalescing regions */
   size_t huge_live_bytes;   /* of which mapped on their own */
   size_t pages_in_use;      /* pages handed out by the OS, touched, not discarded */

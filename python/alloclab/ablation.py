@@ -12,7 +12,7 @@ others at their defaults, on bundled workloads and real programs:
     VAM_HEADERS      off | on                per-object headers on small objects (§3.3)
     VAM_BLOCK_PAGES  1 | 4 | 16              fewest pages per medium block (§3.1)
     VAM_BLOCK_OBJECTS 32 | 1 | 64            blocks doubled until they hold 32 (64) objects, or fixed
-    VAM_PAGE_MAX     8192 | 1024 | 4096      largest object in page blocks; above, boundary-tagged chunks (§3.1)
+    VAM_PAGE_MAX     1024 | 8192 | 4096      largest object in page blocks; above, boundary-tagged chunks (§3.1)
     VAM_DISCARD      delayed | eager | off   empty-page discard (§3.6)
 
 Per program and setting it measures wall time (interleaved rounds: each round
@@ -75,10 +75,10 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("VAM_BLOCK_OBJECTS", "32", ("32", "1", "64"),
            "not the paper's: it fixes no block size; blocks of big objects grown until they hold 32 "
            "(as jemalloc sizes its slabs per class) turn over less often than blocks of one size"),
-    Switch("VAM_PAGE_MAX", "8192", ("8192", "1024", "4096"),
+    Switch("VAM_PAGE_MAX", "1024", ("1024", "8192", "4096"),
            "page blocks for small and medium objects only (up to 504 bytes); larger ones best fit "
            "among chunks with boundary tags and exact-size lists, coalesced at once (the "
-           "paper's large objects). 1024: the fine classes alone in blocks"),
+           "paper's large objects). 8192: classes eight per power of two above 1 KiB in blocks too"),
     Switch("VAM_DISCARD", "delayed", ("delayed", "eager", "off"),
            "discarding every empty page at once costs a system call and a fault per reuse, "
            "\"low\" against paging"),

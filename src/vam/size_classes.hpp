@@ -10,10 +10,11 @@
 // (1152, 1280, ..., 2048, 2304, ..., 8192: classes 65..88), a slot at most an
 // eighth bigger than the request. The paper puts every object above its
 // medium range in boundary-tagged best-fit chunks; here that starts above
-// VAM_PAGE_MAX (default 8 KiB; 1024 keeps only the fine classes in blocks),
-// because a chunk's malloc and free read and write two to four tags
-// scattered over a region where a page block's read one link
-// (docs/vam.md, "Page classes above 1 KiB").
+// VAM_PAGE_MAX when it is set above 1024 (its default: the fine classes
+// alone in blocks), because a chunk's malloc and free read and write two to
+// four tags scattered over a region where a page block's read one link; the
+// ablation keeps them off by default: more D1 misses and memory on its
+// programs, time within noise (docs/vam.md, "Page classes above 1 KiB").
 //
 // A class's page block is sized to hold enough objects: one page for the 8-
 // and 16-byte classes, four pages (16 KiB) from 32 bytes up, doubled (up to
@@ -209,7 +210,7 @@ constexpr Layout default_layout() noexcept {
   l.lifo = 0;
   l.order = 0;               // recent
   l.coarse = 0;
-  l.page_max = kPageMax;     // the options' default (options.hpp)
+  l.page_max = kSmallMax;    // the options' default (options.hpp): the fine classes alone
   l.classes = fine_classes_up_to(l.page_max);
   l.large_max = 256 * 1024;  // the options' defaults (options.hpp)
   l.discard = 2;             // delayed
