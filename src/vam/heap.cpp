@@ -248,7 +248,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   std::size_t colour = 0;
   if (cls >= kFineClasses) {
     const BlockColour c = block_colour(block_bytes(kind) - g_layout.header, size,
-                                       static_cast<std::size_t>(block_base(b) - bs->block_start(0)) >> (12 + kind));
+                                       static_cast<std::size_t>(b - bs->blocks()));
     cap = c.cap;
     colour = c.colour;
   }
