@@ -251,6 +251,8 @@ def cmd_compare(ns) -> int:
         if ns.cleanup is not None:
             runner.run_prepare(ns.cleanup, ns.timeout, what="--cleanup")
     print(compare.format_table(summary))
+    from alloclab import report
+    print("\n" + report.headline(summary))
     for w in results.warnings(summary):
         print(f"alloclab: warning: {w}", file=sys.stderr)
     written = results.export(summary, ns.output, json_path=ns.export_json, markdown_path=ns.export_markdown,

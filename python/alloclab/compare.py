@@ -114,6 +114,10 @@ def summarise(rows: list[dict], meta: dict) -> dict:
         ok_rows = [r for r in rows if _cell_key(r["allocator"], int(r["adv"])) == key and r["status"] == "ok"]
         for m in METRICS:
             c[m] = _stats([float(r[m]) for r in ok_rows if r.get(m) not in (None, "")])
+        # Each ok run's program time by round, so that any two cells can be compared
+        # round by round (results.paired_difference), not only through their medians.
+        c["program_s_runs"] = sorted([int(r["repeat"]), float(r["program_s"])] for r in ok_rows
+                                     if r.get("program_s") not in (None, ""))
     # Ratios to the baseline cell's median.
     base_key = meta.get("baseline")
     base = cells.get(base_key)

@@ -37,6 +37,7 @@ import os
 
 from alloclab import compare as compare_mod
 from alloclab import plots
+from alloclab import results as results_mod
 
 
 def _levels(summary):
@@ -173,13 +174,11 @@ def headline(summary: dict) -> str:
             continue
         b, r = best["program_s"], ref["program_s"]
         gain = 100.0 * (1 - b["median"] / r["median"]) if r["median"] else 0.0
-        noise = max(b["max"] - b["min"], r["max"] - r["min"])
-        within = (r["median"] - b["median"]) < noise
+        d = results_mod.paired_difference(best, ref)
         out.append(f"{level}, {best['allocator']} is fastest: {gain:.1f}% less program time than "
                    f"{ref['allocator']} ({_secs(b['median'])} vs {_secs(r['median'])}, medians of "
-                   f"{b['n']} and {r['n']} runs)" + (", which is within the spread of the runs: not a clear "
-                                                     "difference." if within else ", more than the spread of "
-                                                     "the runs."))
+                   f"{b['n']} and {r['n']} runs); {d['why']}: "
+                   + ("a clear difference." if d["clear"] else "not a clear difference."))
     return " ".join(out) or "One cell only: nothing to compare."
 
 

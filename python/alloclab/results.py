@@ -21,7 +21,8 @@ API::
     read_summary(path) -> dict               # LabError as read_csv
     load_json(path, what)                    # any JSON file, with the lab's error messages
     read_versioned_json(path, version, what) -> dict   # drag/frag/pages JSON; LabError on another version
-    warnings(summary) -> list[str]           # short runs, spread larger than the difference
+    warnings(summary) -> list[str]           # short runs, differences within the noise
+    paired_difference(cell, ref) -> dict     # clear or not: paired t-test of the per-round ratios
     export(summary, outdir, json_path=None, markdown_path=None, csv_path=None) -> list[str]
     markdown_table(summary, rows=None) -> str   # ratios with the min-max of the paired ratios
     ratio_spreads(summary, rows, metric="program_s") -> {cell: stats.Spread}
@@ -183,21 +184,59 @@ def warnings(summary: dict) -> list[str]:
         out.append(f"runs take under {SHORT_RUN_S * 1000:g} ms ({', '.join(short)}): process start-up and "
                    "timer resolution dominate; give the program more work")
     base = _base_cell(summary)
-    metric = "program_s"
-    if base and base.get(metric):
-        b = base[metric]
+    if base and base.get("program_s"):
+        b = base["program_s"]
         for c in summary["cells"]:
-            s = c.get(metric)
+            s = c.get("program_s")
             if c is base or not s:
                 continue
+            d = paired_difference(c, base)
+            if d is None or d["clear"]:
+                continue
             diff = abs(s["median"] - b["median"])
-            noise = max(s["max"] - s["min"], b["max"] - b["min"])
-            if diff < noise:
-                rel = 100.0 * diff / b["median"] if b["median"] else 0.0
-                out.append(f"{c['allocator']}/Adv_{c['adv']} differs from the baseline by {rel:.1f}% "
-                           f"({_secs(diff)}), less than the spread of the runs ({_secs(noise)}, min-max): "
-                           "the difference is within the noise; add --runs")
+            rel = 100.0 * diff / b["median"] if b["median"] else 0.0
+            out.append(f"{c['allocator']}/Adv_{c['adv']} differs from the baseline by {rel:.1f}% "
+                       f"({_secs(diff)}), but {d['why']}: the difference is within the noise; add --runs")
     return out
+
+
+CLEAR_P = 0.05
+
+
+def paired_difference(cell: dict, ref: dict, metric: str = "program_s") -> dict | None:
+    """Whether `cell` and `ref` differ by more than the noise, and why.
+
+    With the runs of both cells by round (`program_s_runs` in the summary), the
+    runs of one round are paired, and the ratios cell / ref summarised on the log
+    scale (stats.paired_ratio: a paired t-test). The difference is clear when
+    p < CLEAR_P, i.e. the 95% interval of the ratio excludes 1. Two runs of one
+    round saw the same state of the machine, so a steady lead that the drift
+    between rounds hides in each cell's own min-max range still shows.
+    Without the runs (a summary written before they were kept), the old, cruder
+    rule: the medians differ by more than the larger min-max range.
+
+    Returns {"clear", "paired", "why"} and, when paired, "ratio" (stats.PairedRatio);
+    None when either cell has no runs of `metric`."""
+    from alloclab import stats
+    a, b = cell.get(metric), ref.get(metric)
+    if not a or not b:
+        return None
+    runs_a, runs_b = cell.get(f"{metric}_runs"), ref.get(f"{metric}_runs")
+    if runs_a and runs_b:
+        by_round = {int(k): float(v) for k, v in runs_b}
+        pr = stats.paired_ratio([float(v) / by_round[int(k)] for k, v in runs_a if by_round.get(int(k))])
+        if pr is None:
+            return None
+        side = "less" if pr.below >= pr.above else "more"
+        why = (f"it took {side} time in {max(pr.below, pr.above)} of {pr.n} rounds; paired by round, "
+               f"{pr.geomean:.3f}× (95% interval {pr.low:.3f}–{pr.high:.3f}, p = {pr.p:.2g})")
+        return {"clear": pr.p < CLEAR_P, "paired": True, "ratio": pr, "why": why}
+    diff = abs(a["median"] - b["median"])
+    noise = max(a["max"] - a["min"], b["max"] - b["min"])
+    clear = diff >= noise
+    return {"clear": clear, "paired": False,
+            "why": (f"the medians differ by more than the spread of the runs ({_secs(noise)}, min-max)" if clear
+                    else f"the spread of the runs ({_secs(noise)}, min-max) is larger")}
 
 
 # -------------------------------------------------------------------- exports

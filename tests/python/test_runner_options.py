@@ -83,6 +83,9 @@ def test_exports(tmp_path):
     assert [x["run"] for x in data["runs"]] == ["1", "2"]
     assert data["cells"][0]["ok"] == 2
     assert data["cells"][0]["program_s_ratio_spread"] == {"median": 1.0, "min": 1.0, "max": 1.0, "mean": 1.0, "n": 2}
+    runs = data["cells"][0]["program_s_runs"]                # each round's time, for paired verdicts
+    assert [k for k, _ in runs] == [1, 2] and all(t > 0 for _, t in runs)
+    assert runs == sorted([int(x["repeat"]), float(x["program_s"])] for x in data["runs"])
     md = m.read_text()
     assert md.startswith("| allocator | level |") and "| glibc | Adv_0 | 2/2 |" in md
     assert results.read_csv(str(c)) == results.read_csv(str(tmp_path / "o" / "results.csv"))

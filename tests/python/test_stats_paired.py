@@ -1,0 +1,33 @@
+"""The paired comparison that decides whether two cells of a comparison differ:
+Student's t computed here (no SciPy), checked against tabulated values."""
+
+import math
+
+import pytest
+
+from alloclab import stats
+
+
+@pytest.mark.parametrize("t,df,p", [(12.706205, 1, 0.05), (2.776445, 4, 0.05), (2.262157, 9, 0.05),
+                                    (3.249836, 9, 0.01), (1.0, 1, 0.5), (0.0, 5, 1.0), (1.959964, 10 ** 6, 0.05)])
+def test_t_two_sided_p_matches_the_tables(t, df, p):
+    assert stats.t_two_sided_p(t, df) == pytest.approx(p, rel=1e-5, abs=1e-9)
+    if p < 1:
+        assert stats.t_critical(df, 1 - p) == pytest.approx(t, rel=1e-5)
+
+
+def test_paired_ratio_is_a_t_interval_of_the_log_ratios():
+    pr = stats.paired_ratio([0.5, 2.0])              # logs ±log 2: mean 0, sd log2 * sqrt 2
+    assert pr.geomean == pytest.approx(1.0) and pr.n == 2 and (pr.below, pr.above) == (1, 1)
+    half = 12.706205 * math.log(2)                   # t(0.975, 1) * sd / sqrt 2
+    assert (pr.low, pr.high) == (pytest.approx(math.exp(-half), rel=1e-5), pytest.approx(math.exp(half), rel=1e-5))
+    assert pr.p == pytest.approx(1.0)
+    steady = stats.paired_ratio([0.90, 0.92, 0.88, 0.91, 0.90])
+    assert steady.high < 1 and steady.p < 0.001 and steady.below == 5
+    # one disturbed round (3x) widens the interval: the test errs towards "not clear"
+    assert stats.paired_ratio([0.95] * 8 + [3.0]).p > 0.05
+    same = stats.paired_ratio([0.9] * 3)
+    assert (same.low, same.high, same.p) == (pytest.approx(0.9), pytest.approx(0.9), 0.0)
+    one = stats.paired_ratio([0.8])
+    assert one.p == 1.0 and one.high == math.inf
+    assert stats.paired_ratio([]) is None and stats.paired_ratio([float("nan"), 0.0]) is None
