@@ -235,7 +235,7 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   Segment *bs = segment_of(b->start);
   ++bs->used_blocks;
   bs->idle = 0;
-  const std::size_t size = g_layout.slot[cls];
+  const std::size_t size = page_stride(g_layout.slot[cls]);
   // At most kMaxSlots objects (the pending bitmap): only VAM_BLOCK_PAGES above
   // 4 (or VAM_BLOCK_OBJECTS above 512) makes that bite, leaving the tail of a
   // small class's block untouched.

@@ -125,6 +125,16 @@ static_assert(classes_fit());
 // every pointer that far before the first object (VamPageClasses tests it),
 // and never leaves a slot's room at the block's end, where a pointer would
 // pass it as one slot past the last.
+// The distance between two objects of a page-class block. A 4 KiB span of
+// addresses covers each L1 set once (64 sets of 64-byte lines), so objects
+// exactly a multiple of 1 KiB apart start in at most four sets, and those of
+// the 4096- and 8192-byte classes all in one: a program's few big arrays of
+// one class would share its 8 lines. Such a class's objects are one line
+// more apart, object i starting i lines further round the sets (docs/vam.md,
+// "Strides"). The 64 bytes are usable; slot and slot check use the stride.
+constexpr std::size_t page_stride(std::size_t size) noexcept {
+  return size > 1024 && size % 1024 == 0 ? size + 64 : size;
+}
 inline constexpr std::size_t kColourBytes = 1024;
 inline constexpr std::size_t kColourAlign = 64;  // every colour is a multiple of it
 struct BlockColour {
@@ -148,7 +158,7 @@ constexpr bool colours_fit() noexcept {
   for (unsigned c = kFineClasses; c < kNumClasses; ++c)
     for (std::size_t header : {std::size_t{0}, std::size_t{16}})
       for (std::size_t i = 0; i < 64; ++i) {
-        const std::size_t size = class_size(c) + header, bytes = class_block_bytes(c) - header;
+        const std::size_t size = page_stride(class_size(c) + header), bytes = class_block_bytes(c) - header;
         const BlockColour k = block_colour(bytes, size, i);
         if (k.cap < 2 || k.colour % kColourAlign || k.colour + header >= kColourBytes ||
             k.colour + k.cap * size > bytes || bytes - (k.colour + k.cap * size) >= size)

@@ -1252,7 +1252,8 @@ void expect_double_free_on_full_block(Frees frees) {
 TEST(VamPageClasses, SlotProductIsExact) {
   using namespace alloclab::vam;
   for (unsigned c = 0; c < kNumClasses; ++c) {
-    for (std::uint32_t size : {static_cast<std::uint32_t>(class_size(c)), static_cast<std::uint32_t>(class_size(c) + 16)}) {
+    for (std::uint32_t size : {static_cast<std::uint32_t>(class_size(c)), static_cast<std::uint32_t>(class_size(c) + 16),
+                               static_cast<std::uint32_t>(page_stride(class_size(c)))}) {
       const auto recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
       int bad = 0;
       for (std::uint32_t off = 0; off < (1u << kMaxBlockShift); ++off) {
@@ -1278,7 +1279,7 @@ TEST(VamPageClasses, EachSizeGetsTheSmallestClassThatHoldsIt) {
     EXPECT_GE(got, n);
     if (n <= page_max) {
       EXPECT_EQ(object_segment(p)->kind, SegKind::medium) << n;
-      EXPECT_EQ(got, class_size(size_class(n))) << n;
+      EXPECT_EQ(got, page_stride(class_size(size_class(n)) + g_layout.header) - g_layout.header) << n;
       EXPECT_LE(got, n + n / 8) << n;
     } else {
       EXPECT_EQ(object_segment(p)->kind, SegKind::large) << n;
@@ -1315,12 +1316,36 @@ TEST(VamPageClasses, BlocksStartTheirObjectsAtDifferentCacheColours) {
     ++whole;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(b->start), kv.second);
     EXPECT_LT(kv.second - kv.first, kColourBytes);
-    EXPECT_LT(kv.first + block - reinterpret_cast<uintptr_t>(b->end), 4096u);
+    EXPECT_LT(kv.first + block - reinterpret_cast<uintptr_t>(b->end), b->size);
     sets.insert((kv.second >> 6) & 63);
   }
   EXPECT_GE(whole, 3);
   EXPECT_GE(sets.size(), 2u);
   for (char *p : all) vam_free(p);
+}
+
+// Within one block, the objects of a class whose size is a multiple of 1 KiB
+// are 64 bytes more apart than their size (size_classes.hpp, page_stride):
+// at size apart, every object of a 4096-byte block would start in the same
+// L1 set (every second one for 2048), and a program's few big arrays of one
+// class would fight over that set's 8 lines.
+TEST(VamPageClasses, ObjectsOfOneBlockStartInDifferentCacheSets) {
+  using namespace alloclab::vam;
+  if (g_layout.header) GTEST_SKIP() << "headers make the objects 16 bytes bigger: no size is a multiple of 1 KiB";
+  if (g_layout.page_max < 2048) GTEST_SKIP() << "no page classes above 1 KiB here";
+  for (std::size_t n : {2048u, 3072u, 4096u, 8192u}) {
+    if (n > g_layout.page_max) continue;
+    char *first = static_cast<char *>(vam_malloc(n));
+    ASSERT_NE(first, nullptr);
+    Block *b = block_of(segment_of(first), first);
+    const std::size_t cap = static_cast<std::size_t>(b->end - b->start) / b->size;
+    EXPECT_EQ(b->size, n + 64) << n;
+    std::set<uintptr_t> sets;
+    for (std::size_t i = 0; i < cap; ++i) sets.insert((reinterpret_cast<uintptr_t>(b->start + i * b->size) >> 6) & 63);
+    EXPECT_EQ(sets.size(), std::min<std::size_t>(cap, 64)) << n;  // one set per object
+    EXPECT_EQ(vam_usable_size(first), n + 64) << n;
+    vam_free(first);
+  }
 }
 
 // free's slot check rejects every pointer in a colour's gap before a
@@ -1359,7 +1384,7 @@ TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   if (g_layout.page_max < 4096) GTEST_SKIP() << "VAM_PAGE_MAX=" << g_layout.page_max << ": 3000 bytes is a large object";
   const unsigned cls = size_class(3000);
   const uintptr_t block = class_block_bytes(cls);
-  const std::size_t per = block / class_size(cls);
+  const std::size_t per = block_colour(block - g_layout.header, page_stride(g_layout.slot[cls]), 0).cap;
   std::vector<char *> all;
   for (std::size_t i = 0; i < 3 * per; ++i) all.push_back(static_cast<char *>(vam_malloc(3000)));
   char *last = all.back();

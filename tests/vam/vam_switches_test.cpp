@@ -5,7 +5,9 @@
 //
 //   classes-fine     (default) a 40-byte request gets 48 bytes, 100 -> 112
 //   classes-coarse   VAM_CLASSES=coarse: powers of two, 40 -> 64, 100 -> 128, 513 -> 1024
-//                    (with VAM_PAGE_MAX=8192: 1025 -> 2048, 5000 -> 8192)
+//                    (with VAM_PAGE_MAX=8192: 1025 -> 2048, 5000 -> 8192, each
+//                    with the 64 bytes of a page class whose size is a multiple
+//                    of 1 KiB: size_classes.hpp, page_stride)
 //   alloc-bump       (default) a fresh block hands out objects upwards, one size apart
 //   alloc-lifo       VAM_BLOCK_ALLOC=lifo: downwards (the block was threaded, last object on top)
 //   headers-off      (default) objects of one class sit one size apart
@@ -19,7 +21,9 @@
 //                    pages until it holds N objects (up to 16 pages)
 //   page-max-N       VAM_PAGE_MAX=N (page-max-1024: the default): requests up
 //                    to N bytes get a page-block class, eight per power of two
-//                    above 1 KiB (3000 -> 3072, fresh objects one slot apart);
+//                    above 1 KiB (3000 -> 3072, fresh objects one slot apart;
+//                    a slot of a class that is a multiple of 1 KiB is 64 bytes
+//                    more, so 3000 gets 3136);
 //                    bigger ones a large chunk of the request, 16-aligned
 // Prints "vam_switches <mode> ok" or the first mismatch.
 #include <stdint.h>
@@ -69,8 +73,12 @@ int main(int argc, char **argv) {
     usable(40, 64);
     usable(100, 128);
     usable(513, 1024);
-    usable(1025, 2048);  // up to VAM_PAGE_MAX, set to 8192 for this mode
-    usable(5000, 8192);
+    // Up to VAM_PAGE_MAX, set to 8192 for this mode; a slot of a multiple of
+    // 1 KiB gets page_stride's 64 bytes more, one with a header is none.
+    const char *h = getenv("VAM_HEADERS");
+    const size_t pad = h && strcmp(h, "on") == 0 ? 0 : 64;
+    usable(1025, 2048 + pad);
+    usable(5000, 8192 + pad);
     usable(8, 8);
     usable(16, 16);
     // Coarse classes go through malloc's out-of-line path (the inline one
@@ -145,7 +153,8 @@ int main(int argc, char **argv) {
     const long max = atol(mode + 9);
     // The smallest class above 1 KiB, one in each power of two, the largest.
     for (long n : {1025L, 1152L, 3000L, 5000L, 8192L}) {
-      const long cls = n <= 2048 ? (n + 127) / 128 * 128 : n <= 4096 ? (n + 255) / 256 * 256 : (n + 511) / 512 * 512;
+      long cls = n <= 2048 ? (n + 127) / 128 * 128 : n <= 4096 ? (n + 255) / 256 * 256 : (n + 511) / 512 * 512;
+      if (cls % 1024 == 0) cls += 64;  // the slot of a class that is a multiple of 1 KiB
       void *p = vam_malloc(static_cast<size_t>(n));
       const long got = static_cast<long>(vam_usable_size(p));
       char what[96];
