@@ -173,7 +173,9 @@ void free_checked(Segment *s, void *p) noexcept {
   if (VAM_LIKELY(s->kind <= SegKind::medium)) {
     if (VAM_LIKELY(s->owner == h)) {
       free_seg_set(s, s->block_shift);
-      small_free_local(s, p);
+      // As free_impl's fast path would, hot slot included: a free must not
+      // behave differently for being the thread's first into this segment.
+      small_free_local<true>(s, p, s->block_shift, [h] { return h; });
     } else if (VAM_LIKELY(t_remote.on) || (!t_remote.decided && remote_batching_start())) {
       remote_free_batched(s->owner, p, s->kind == SegKind::medium);
     } else {
