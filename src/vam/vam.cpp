@@ -69,13 +69,15 @@ void *alloc_aligned(std::size_t align, std::size_t n) noexcept {
   if (align == 16) return malloc_impl(n <= 8 ? 16 : n);  // the 8-byte class is only 8-aligned
   if (align > kMaxAlignment) return fail_nomem();
   if (n > PTRDIFF_MAX) return fail_nomem();
-  // A page-block class whose size is a multiple of `align`: every object of
-  // it is aligned, since blocks start on page boundaries, and the colour of
+  // A page-block class whose objects lie a multiple of `align` apart: every
+  // one is aligned, since blocks start on page boundaries, and the colour of
   // a class above 1 KiB is a multiple of 64 (size_classes.hpp, block_colour)
-  // (not so with headers: those objects go to the large heap).
+  // (not so with headers: those objects go to the large heap). The distance
+  // is the block's stride, 64 bytes more than the class for a multiple of
+  // 1 KiB (page_stride), so such a class serves no alignment above 64.
   const std::size_t rounded = n == 0 ? align : (n + align - 1) & ~(align - 1);
   const unsigned cls = rounded <= g_layout.page_max ? layout_class(rounded) : 0;
-  if (rounded <= g_layout.page_max && g_layout.slot[cls] % align == 0 && !g_layout.header &&
+  if (rounded <= g_layout.page_max && page_stride(g_layout.slot[cls]) % align == 0 && !g_layout.header &&
       (cls < kFineClasses || align <= kColourAlign)) {
     Heap *h = thread_heap();
     if (!h) return malloc_slow(n == 0 ? 1 : n, align);  // exiting, or out of memory

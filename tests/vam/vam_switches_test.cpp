@@ -81,6 +81,18 @@ int main(int argc, char **argv) {
     usable(5000, 8192 + pad);
     usable(8, 8);
     usable(16, 16);
+    // memalign of a coarse class's own size (a power of two): the objects of
+    // its blocks lie their stride apart, 64 bytes more than the class, so
+    // the class must not serve it (the stress tests found it did).
+    for (size_t a : {2048, 4096, 8192}) {
+      void *ps[40];
+      for (void *&p : ps) {
+        p = vam_memalign(a, a);
+        expect(p && reinterpret_cast<uintptr_t>(p) % a == 0, "memalign of a coarse class's size: misaligned",
+               static_cast<long>(reinterpret_cast<uintptr_t>(p) % a), 0);
+      }
+      for (void *p : ps) vam_free(p);
+    }
     // Coarse classes go through malloc's out-of-line path (the inline one
     // computes only the default classes), which writes a header only with
     // VAM_HEADERS=on: the object before the next one keeps its last bytes.
