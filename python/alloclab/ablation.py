@@ -21,7 +21,12 @@ setting is taken per round, and the median with the min-max over rounds is
 reported, alloclab.stats), D1 and LL misses (cachegrind at the lab's fixed
 geometry, alloclab.cache: one run, deterministic) and peak RSS (median of the
 per-round ratios). Lower ratios are better; the winner of a program x switch
-is its setting with the lowest time ratio.
+is its setting with the lowest time ratio. Across the programs, each setting's
+time is also paired by round (the round's geometric mean over the programs,
+then a t-interval over the rounds, stats.paired_ratio) and called faster or
+slower only when that interval excludes 1; an A/A control, the default setting
+run again as one more setting, shows what the method reports when nothing
+changed.
 
 Outputs DIR/ablation.json (docs/formats.md) and DIR/ablation.md.
 
@@ -105,7 +110,9 @@ class Setting:
 
     @property
     def key(self) -> str:
-        return "default" if self.switch is None else f"{self.switch}={self.value}"
+        if self.switch is None:
+            return CONTROL if self.value == "again" else "default"
+        return f"{self.switch}={self.value}"
 
     def env(self) -> dict:
         """Every switch explicitly at its default, but this one; padded so that
@@ -131,11 +138,42 @@ FIXED_SEEDS = {"PERL_HASH_SEED": "0", "PYTHONHASHSEED": "0"}
 _MAX_VALUES = sum(max(len(v) for v in s.values) for s in SWITCHES)
 
 
+# The A/A control: the default setting again, run and timed as one more
+# setting. Its ratio to the default is what the method reports when nothing
+# changed; an alternative is called faster or slower only when its interval
+# excludes 1, and the control's own interval shows how often that can fail.
+CONTROL = "control"
+
+
 def settings() -> list[Setting]:
     out = [Setting(None, "")]
     for s in SWITCHES:
         out.extend(Setting(s.name, v) for v in s.values if v != s.default)
+    out.append(Setting(None, "again"))
     return out
+
+
+def paired_by_round(times: dict, key: str, programs: list) -> dict | None:
+    """The time of setting `key` over the default's, round by round: each round's
+    geometric mean over the programs of the ratio of that round's two runs, then
+    stats.paired_ratio over the rounds (a t-interval of the log ratios). Returns
+    {"ratio", "low", "high", "p", "rounds", "verdict"}: faster / slower when the 95%
+    interval lies below / above 1, else level."""
+    per_round = []
+    nrounds = max((len(times[q][key]) for q in programs), default=0)
+    for r in range(nrounds):
+        rs = []
+        for q in programs:
+            a, b = times[q][key], times[q]["default"]
+            if r < len(a) and r < len(b) and a[r] and b[r]:
+                rs.append(a[r] / b[r])
+        if rs:
+            per_round.append(stats.geomean(rs))
+    pr = stats.paired_ratio(per_round)
+    if pr is None:
+        return None
+    verdict = "faster" if pr.high < 1.0 else "slower" if pr.low > 1.0 else "level"
+    return {"ratio": pr.geomean, "low": pr.low, "high": pr.high, "p": pr.p, "rounds": pr.n, "verdict": verdict}
 
 
 # ------------------------------------------------------------------ programs
@@ -266,6 +304,8 @@ def run_ablation(outdir: str = "out/ablation", mode: str = "default", progress=s
         cdir = os.path.join(outdir, "cache")
         for q in progs:
             for s in sets:
+                if s.key == CONTROL:  # deterministic: the default's counts again
+                    continue
                 say(f"== ablation cachegrind {q.name} {s.key}")
                 c = cache_mod.measure(q.cmd, method, preload=[vam.path], env=s.env(), workdir=cdir,
                                       tag=_slug(f"{q.name}.{s.key}"), timeout=timeout * 50)
@@ -298,6 +338,16 @@ def run_ablation(outdir: str = "out/ablation", mode: str = "default", progress=s
             rows.extend(group)
 
     summary = summarise(rows, [q.name for q in progs])
+    names = [q.name for q in progs]
+    for sw in summary:
+        for v in sw["values"]:
+            v["time_paired"] = None if v["is_default"] else paired_by_round(
+                times, f"{sw['switch']}={v['value']}", names)
+        sw["clearly_faster"] = [v["value"] for v in sorted(sw["values"], key=lambda v: v["time_geomean"] or 9)
+                                if (v.get("time_paired") or {}).get("verdict") == "faster"]
+    control = paired_by_round(times, CONTROL, names)
+    control_rss = stats.geomean(r.median for r in (stats.ratio_spread(rss[q][CONTROL], rss[q]["default"])
+                                                   for q in names) if r)
     notes.append("time ratios are wall time, paired per round (valid only when nothing else ran on the "
                  "machine); D1/LL (cachegrind, address randomisation off, same-size environments, fixed hash "
                  "seeds) repeat exactly for the deterministic programs; peak RSS moves by a few pages from run "
@@ -310,6 +360,7 @@ def run_ablation(outdir: str = "out/ablation", mode: str = "default", progress=s
         "rows": rows,
         "notes": notes,
         "summary": summary,
+        "control": dict(control, rss_geomean=control_rss) if control else None,
         "meta": {"mode": mode, "rounds": nrounds, "scale": m["scale"], "real_size": m["real"],
                  "allocator": vam.path, "allocator_version": vam.version, "cache_method": method,
                  "programs": [{"name": q.name, "cmd": q.cmd} for q in progs],
@@ -358,10 +409,20 @@ def markdown(a: dict) -> str:
              "winner for that switch (lowest time).", "",
              "## Per switch (geometric means over the programs)", ""]
     per_switch = [[s["switch"], v["value"] + (" (default)" if v["is_default"] else ""), _f(v["time_geomean"]),
+                   "" if v["is_default"] else _paired_text(v.get("time_paired")),
                    _f(v["d1_geomean"]), _f(v["ll_geomean"]), _f(v["rss_geomean"]), v["wins"]]
                   for s in a.get("summary", []) for v in s["values"]]
-    lines += [tables.markdown(["switch", "value", "time", "D1 misses", "LL misses", "peak RSS", "programs won"],
-                              per_switch, "llrrrrr").rstrip(), "", "## Per program", ""]
+    c = a.get("control")
+    if c:
+        per_switch.append(["A/A control", "the default again", "", _paired_text(c), "", "", _f(c.get("rss_geomean")),
+                           ""])
+    lines += [tables.markdown(["switch", "value", "time", "time, paired by round (95%)", "D1 misses", "LL misses",
+                               "peak RSS", "programs won"], per_switch, "llrlrrrr").rstrip(), "",
+              "time: geometric mean over the programs of each program's median per-round ratio. Paired by "
+              "round: each round's geometric mean over the programs, then a t-interval over the rounds; "
+              "faster / slower when the interval excludes 1. The A/A control runs the default setting again "
+              "as one more setting: its line is the method's error when nothing changed.",
+              "", "## Per program", ""]
     per_program = []
     for r in a["rows"]:
         t = f"{_f(r['time_ratio'])} ({_f(r['time_lo'])}–{_f(r['time_hi'])})"
@@ -384,8 +445,20 @@ def markdown_summary(a: dict) -> str:
                 continue
             out.append(f"  {s['switch']}={v['value']:8s} time {_f(v['time_geomean'])}  D1 {_f(v['d1_geomean'])}"
                        f"  LL {_f(v['ll_geomean'])}  RSS {_f(v['rss_geomean'])}  wins {v['wins']}")
-        out.append(f"  {s['switch']}: best by time {s['best_by_time']} (default {s['default']})")
+        faster = ", ".join(s.get("clearly_faster") or []) or "none"
+        out.append(f"  {s['switch']}: lowest time {s['best_by_time']} (default {s['default']}); "
+                   f"clearly faster than the default: {faster}")
+    c = a.get("control")
+    if c:
+        out.append(f"  A/A control (the default again): time {_f(c['ratio'])} (95% {_f(c['low'])}-{_f(c['high'])}), "
+                   f"{c['verdict']}: what the method reports when nothing changed")
     return "\n".join(out)
+
+
+def _paired_text(t) -> str:
+    if not t:
+        return tables.MISSING
+    return f"{_f(t['ratio'])} ({_f(t['low'])}–{_f(t['high'])}) {t['verdict']}"
 
 
 # ------------------------------------------------------------------ command line

@@ -82,8 +82,44 @@ def test_the_settings_change_one_switch_at_a_time():
         return {k: v for k, v in env.items() if k in defaults}
 
     assert switches(sets[0].env()) == defaults
+    control = [s for s in sets if s.key == ablation.CONTROL]
+    assert len(control) == 1 and control[0].env() == sets[0].env()  # the A/A control: the default again
     for s in sets[1:]:
+        if s is control[0]:
+            continue
         changed = {k for k, v in switches(s.env()).items() if v != defaults[k]}
         assert changed == {s.switch}
     # the same environment size for every setting: the stack does not move with the value
     assert len({sum(len(k) + len(v) for k, v in s.env().items()) for s in sets}) == 1
+
+
+def test_the_control_and_every_alternative_get_a_paired_verdict(quick_ablation):
+    """Across the programs, a setting is faster or slower than the default only when its
+    paired interval excludes 1; the A/A control is reported the same way."""
+    cp, _, data = quick_ablation
+    c = data["control"]
+    assert c["rounds"] >= 2 and c["low"] <= c["ratio"] <= c["high"] and c["verdict"] in ("faster", "slower", "level")
+    assert "A/A control (the default again)" in cp.stderr
+    for sw in data["summary"]:
+        for v in sw["values"]:
+            t = v["time_paired"]
+            if v["is_default"]:
+                assert t is None
+                continue
+            assert t["verdict"] == ("faster" if t["high"] < 1 else "slower" if t["low"] > 1 else "level")
+        assert set(sw["clearly_faster"]) == {v["value"] for v in sw["values"]
+                                             if (v["time_paired"] or {}).get("verdict") == "faster"}
+
+
+def test_paired_by_round_pairs_the_runs_of_one_round():
+    """Round by round: a setting 10% faster in every round is faster, whatever the drift
+    between rounds; one that wins some rounds and loses others is level."""
+    drift = [1.0, 1.5, 0.8, 1.2, 2.0]
+    times = {"a": {"default": drift, "x": [t * 0.9 for t in drift], "y": [t * f for t, f in
+                                                                        zip(drift, [0.7, 1.3, 0.8, 1.25, 1.0])]},
+             "b": {"default": drift, "x": [t * 0.9 for t in drift], "y": drift}}
+    x = ablation.paired_by_round(times, "x", ["a", "b"])
+    assert x["verdict"] == "faster" and abs(x["ratio"] - 0.9) < 1e-9 and x["rounds"] == 5
+    assert ablation.paired_by_round(times, "y", ["a", "b"])["verdict"] == "level"
+    times["a"]["x"][2] = None                                   # a failed run: that round has one program left
+    assert ablation.paired_by_round(times, "x", ["a", "b"])["rounds"] == 5
