@@ -121,6 +121,12 @@ def _ratio(x, fmt="{:.2f}") -> str:
     return fmt.format(x) if isinstance(x, (int, float)) else "n/a"
 
 
+def _paired(t: dict) -> str:
+    """An ablation setting's paired verdict: 0.982 (95% 0.913–1.055), level."""
+    r = {k: _ratio(t.get(k), "{:.3f}") for k in ("ratio", "low", "high")}
+    return f"{r['ratio']} (95% {r['low']}–{r['high']}), {t.get('verdict')}"
+
+
 def ablation_section(studydir: str) -> dict | None:
     """The section of STUDYDIR/ablation/ablation.json (written by `alloclab ablation`), or
     None when there is none: one table per switch, programs down, the switch's values across."""
@@ -151,6 +157,13 @@ def ablation_section(studydir: str) -> dict | None:
         b.append({"kind": "code", "label": "Command:", "text": report.command_line(data["command"])})
     if data.get("geometry"):
         b.append(_p(f"Cache geometry: {data['geometry']}."))
+    c = data.get("control")
+    if c:
+        b.append(_p(f"A/A control: the default setting run again in every round, judged like an alternative: "
+                    f"{_paired(c)}. That is what the method reports when nothing changed; a setting is called "
+                    "faster or slower only when its interval, paired by round over the programs, excludes 1."))
+    paired = {(sw.get("switch"), v.get("value")): v.get("time_paired") for sw in data.get("summary") or []
+              for v in sw.get("values") or []}
     switches = list(data.get("switches") or [])
     known = {s.get("name") for s in switches}
     for name in dict.fromkeys(r.get("switch") for r in rows):
@@ -162,6 +175,9 @@ def ablation_section(studydir: str) -> dict | None:
         values = list(dict.fromkeys(list(sw.get("values") or []) + [r.get("value") for r in mine]))
         default = sw.get("default")
         b.append({"kind": "h3", "id": f"ablation-{name}", "text": f"{name} (default {default})"})
+        verdicts = [f"{v} {_paired(paired[(name, v)])}" for v in values if paired.get((name, v))]
+        if verdicts:
+            b.append(_p("Across the programs, paired by round: " + "; ".join(verdicts) + "."))
         cells = {(r.get("program"), r.get("value")): r for r in mine}
         table_rows = []
         for prog in dict.fromkeys(r.get("program") for r in mine):

@@ -93,6 +93,21 @@ def test_the_ablation_section_shows_one_table_per_switch(tmp_path):
     assert "<a href='ablation/ablation.json'>" in doc
 
 
+def test_the_ablation_section_gives_the_control_and_the_paired_verdicts(tmp_path):
+    a = _ablation()
+    paired = {"ratio": 0.962, "low": 0.91, "high": 1.016, "p": 0.13, "rounds": 5, "verdict": "level"}
+    a["summary"] = [{"switch": "VAM_CLASSES", "default": "fine", "best_by_time": "coarse", "clearly_faster": [],
+                     "values": [{"value": "fine", "is_default": True, "time_paired": None},
+                                {"value": "coarse", "is_default": False, "time_paired": paired}]}]
+    a["control"] = dict(paired, ratio=0.982, low=0.913, high=1.055, rss_geomean=1.0)
+    sec = _render(tmp_path, _analysis(), a)
+    sec = sec[sec.index("<h2 id='ablation'>"):]
+    assert "A/A control: the default setting run again in every round" in sec
+    assert "0.982 (95% 0.913–1.055), level" in sec
+    assert "Across the programs, paired by round: coarse 0.962 (95% 0.910–1.016), level." in sec
+    assert sec.index("Across the programs") > sec.index("<h3 id='ablation-VAM_CLASSES'>")
+
+
 def test_an_unreadable_or_newer_ablation_file_is_said_so_and_the_rest_is_drawn(tmp_path):
     (tmp_path / "a").mkdir()
     doc = _render(tmp_path / "a", _analysis(), "{not json")
