@@ -172,7 +172,7 @@ def paired_by_round(times: dict, key: str, programs: list) -> dict | None:
     pr = stats.paired_ratio(per_round)
     if pr is None:
         return None
-    verdict = "faster" if pr.high < 1.0 else "slower" if pr.low > 1.0 else "level"
+    verdict = ("faster" if pr.high < 1.0 else "slower") if pr.clear else "level"
     return {"ratio": pr.geomean, "low": pr.low, "high": pr.high, "p": pr.p, "rounds": pr.n, "verdict": verdict}
 
 

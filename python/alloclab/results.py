@@ -200,16 +200,13 @@ def warnings(summary: dict) -> list[str]:
     return out
 
 
-CLEAR_P = 0.05
-
-
 def paired_difference(cell: dict, ref: dict, metric: str = "program_s") -> dict | None:
     """Whether `cell` and `ref` differ by more than the noise, and why.
 
     With the runs of both cells by round (`program_s_runs` in the summary), the
     runs of one round are paired, and the ratios cell / ref summarised on the log
     scale (stats.paired_ratio: a paired t-test). The difference is clear when
-    p < CLEAR_P, i.e. the 95% interval of the ratio excludes 1. Two runs of one
+    the 95% interval of the ratio excludes 1 (PairedRatio.clear, p < 0.05). Two runs of one
     round saw the same state of the machine, so a steady lead that the drift
     between rounds hides in each cell's own min-max range still shows.
     Without the runs (a summary written before they were kept), the old, cruder
@@ -230,7 +227,7 @@ def paired_difference(cell: dict, ref: dict, metric: str = "program_s") -> dict 
         side = "less" if pr.below >= pr.above else "more"
         why = (f"it took {side} time in {max(pr.below, pr.above)} of {pr.n} rounds; paired by round, "
                f"{pr.geomean:.3f}× (95% interval {pr.low:.3f}–{pr.high:.3f}, p = {pr.p:.2g})")
-        return {"clear": pr.p < CLEAR_P, "paired": True, "ratio": pr, "why": why}
+        return {"clear": pr.clear, "paired": True, "ratio": pr, "why": why}
     diff = abs(a["median"] - b["median"])
     noise = max(a["max"] - a["min"], b["max"] - b["min"])
     clear = diff >= noise

@@ -162,6 +162,11 @@ class PairedRatio:
     below: int       # ratios < 1
     above: int       # ratios > 1
 
+    @property
+    def clear(self) -> bool:
+        """The interval excludes 1: the one rule compare and the ablation judge by."""
+        return self.high < 1.0 or self.low > 1.0
+
 
 def paired_ratio(ratios: Iterable, level: float = 0.95) -> PairedRatio | None:
     """The geometric mean of paired ratios with its confidence interval and p.

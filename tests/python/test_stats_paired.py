@@ -23,7 +23,8 @@ def test_paired_ratio_is_a_t_interval_of_the_log_ratios():
     assert (pr.low, pr.high) == (pytest.approx(math.exp(-half), rel=1e-5), pytest.approx(math.exp(half), rel=1e-5))
     assert pr.p == pytest.approx(1.0)
     steady = stats.paired_ratio([0.90, 0.92, 0.88, 0.91, 0.90])
-    assert steady.high < 1 and steady.p < 0.001 and steady.below == 5
+    assert steady.high < 1 and steady.p < 0.001 and steady.below == 5 and steady.clear
+    assert not pr.clear and stats.paired_ratio([1.2, 1.25, 1.22]).clear        # clear either way
     # one disturbed round (3x) widens the interval: the test errs towards "not clear"
     assert stats.paired_ratio([0.95] * 8 + [3.0]).p > 0.05
     same = stats.paired_ratio([0.9] * 3)
