@@ -231,8 +231,10 @@ inline bool looks_freed(const void *p) noexcept {
 // size had its own segments: a program freeing objects of mixed sizes
 // alternated between them, and the fast path's test went whichever way the
 // object's size did (larson: 6.8 M mispredicted branches against 1.2 M).
-// Segments are mapped next to each other, so a heap's few are in different
-// slots. Each slot keeps the segment's block shift too, so the fast path
+// Segments are mapped next to each other, so up to 32 of a heap's (128 MiB)
+// are in different slots; eight were too few for a 50 MiB heap of mixed
+// sizes (slot_churn: a fifth of its frees went to free_checked, 10% of its
+// time; docs/vam.md, "Block sizes"). Each slot keeps the segment's block shift too, so the fast path
 // reads no segment header at all: with a segment per block size, the
 // headers' free-path lines (all in one L1 set, segment.hpp) were several
 // where there had been one (sqlite3: +3% D1 misses, most of them in free).
@@ -242,15 +244,17 @@ inline bool looks_freed(const void *p) noexcept {
 // A slot with no segment holds kNoFreeSeg, all ones, which no segment
 // address is (its low bits are zero), nor null: free's fast path can then
 // mask p itself rather than p - 1 (api.hpp).
-inline constexpr unsigned kFreeSegSlots = 8;
+inline constexpr unsigned kFreeSegSlots = 32;
 inline constexpr std::uintptr_t kNoFreeSeg = ~std::uintptr_t{0};
 struct FreeSegs {
   std::uintptr_t seg[kFreeSegSlots];  // a Segment's address, or kNoFreeSeg
   std::uint8_t shift[kFreeSegSlots];  // its block_shift
 };
-inline constexpr FreeSegs kNoFreeSegs = {{kNoFreeSeg, kNoFreeSeg, kNoFreeSeg, kNoFreeSeg, kNoFreeSeg, kNoFreeSeg,
-                                          kNoFreeSeg, kNoFreeSeg},
-                                         {}};
+inline constexpr FreeSegs kNoFreeSegs = [] {
+  FreeSegs f{};
+  for (auto &s : f.seg) s = kNoFreeSeg;
+  return f;
+}();
 extern __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec")));
 inline unsigned free_seg_slot(const void *s) noexcept {
   return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(s) >> kSegmentShift) % kFreeSegSlots;

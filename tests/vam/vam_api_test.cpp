@@ -821,6 +821,42 @@ TEST(VamFreePath, AThreadKeepsTheSegmentOfEachBlockSizeItFreesInto) {
   }).join();
 }
 
+// A heap bigger than a few segments: slot_churn's table of 9..1024-byte
+// objects spans a dozen or more, and with eight slots a fifth of its frees
+// found their segment's slot taken by another and went the checked way
+// (segment map, then the header: 10% of its time). 1000-byte objects in
+// 32 KiB blocks fill a 4 MiB segment with about 4,000; twenty segments'
+// worth, one object of each freed: every segment whose slot no other of
+// the twenty shares must be kept, and the twenty, mapped next to each
+// other, must take at least sixteen slots (eight slots cannot hold them).
+TEST(VamFreePath, AThreadKeepsTheSegmentsOfABigHeap) {
+  using namespace alloclab::vam;
+  std::thread([] {
+    constexpr size_t kSegs = 20;
+    std::vector<void *> objs;
+    std::vector<void *> first;  // the second object of each new segment (the first stays live)
+    std::map<Segment *, int> seen;
+    while (first.size() < kSegs) {
+      void *p = vam_malloc(1000);
+      ASSERT_NE(p, nullptr);
+      objs.push_back(p);
+      if (++seen[segment_of(p)] == 2) first.push_back(p);
+    }
+    std::map<unsigned, int> slots;
+    for (void *p : first) ++slots[free_seg_slot(segment_of(p))];
+    EXPECT_GE(slots.size(), 16u) << "the twenty segments share slots";
+    for (void *p : first) vam_free(p);
+    for (void *p : first) {
+      Segment *s = segment_of(p);
+      if (slots[free_seg_slot(s)] == 1) {
+        EXPECT_TRUE(free_seg_has(s)) << "segment " << s;
+      }
+    }
+    for (void *p : objs)
+      if (std::find(first.begin(), first.end(), p) == first.end()) vam_free(p);
+  }).join();
+}
+
 // The fast path is a thread's own heap's: once thread exit has abandoned the
 // heap, a TLS destructor's free of one of its objects is a remote free into
 // it. Taken for a local free (with no heap), a free into a full block
