@@ -59,9 +59,17 @@ inline void *malloc_impl(std::size_t n) noexcept {
     // index times 16 is no x86 address scale, and would cost a shift and an add.
     const std::size_t off = ((n + 7) & ~std::size_t{7}) * 2;
     FrontSlot &slot = *reinterpret_cast<FrontSlot *>(reinterpret_cast<char *>(t_heap->slots) + off);
-    if (void *p = load_relaxed(slot.hot)) {
-      store_relaxed<void *>(slot.hot, nullptr);
-      store_relaxed<void *>(t_heap->slots[kTwinGranule[off / sizeof(FrontSlot)]].hot, nullptr);
+    if (const std::uintptr_t v = load_relaxed(slot.hot)) {
+      FrontSlot &twin = t_heap->slots[kTwinGranule[off / sizeof(FrontSlot)]];
+      if (VAM_LIKELY((v & 7) == 0)) {  // a list of one
+        store_relaxed<std::uintptr_t>(slot.hot, 0);
+        store_relaxed<std::uintptr_t>(twin.hot, 0);
+        return reinterpret_cast<void *>(v);
+      }
+      void *p = hot_head(v);
+      const std::uintptr_t rest = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
+      store_relaxed(slot.hot, rest);
+      store_relaxed(twin.hot, rest);
       return p;
     }
     if (void *p = small_alloc_front(slot.front)) return p;

@@ -102,27 +102,67 @@ inline bool used_up(const Block *b) noexcept {
 // freelist_micro took 1.3x mimalloc's time (docs/vam.md, "Reap allocation
 // and ordering").
 //
-// A full block about to take frees gets its hot object back first
+// A full block about to take frees gets its hot objects back first
 // (heap.hpp, FrontSlot): the block becomes a front, and its frees and
-// mallocs go through its list. If the object a free has just pushed is the
-// hot one itself, it was freed twice.
-void hot_return(Heap *h, Block *b, void *p) noexcept {
-  if (b->free == p) corruption("free(): double free detected", p);
-  set_class_hot(h, front_slot(b->cls), b->twin, nullptr);
-  auto *f = static_cast<FreeObj *>(p);
-  free_link_set(f, b->free);
-  b->free = f;
-  store_relaxed<std::uint16_t>(b->used, b->used - 1);
+// mallocs go through its list. The others stay on the hot list, in their
+// order. If the object a free has just pushed onto the block is one of
+// them, it was freed twice.
+__attribute__((noinline)) void hot_reclaim_list(Heap *h, Block *b, std::uintptr_t v) noexcept {
+  void *keep[kHotMax];
+  unsigned kept = 0, back = 0;
+  const FreeObj *pushed = b->free;
+  for (unsigned n = hot_length(v); n > 0; --n) {
+    void *q = hot_head(v);
+    v = n > 1 ? *static_cast<const std::uintptr_t *>(q) ^ g_free_key : 0;
+    if (static_cast<std::uintptr_t>(static_cast<char *>(q) - b->start) <
+        static_cast<std::uintptr_t>(b->end - b->start)) {
+      if (q == pushed) corruption("free(): double free detected", q);
+      auto *f = static_cast<FreeObj *>(q);
+      free_link_set(f, b->free);
+      b->free = f;
+      ++back;
+    } else {
+      keep[kept++] = q;
+    }
+  }
+  if (back == 0) return;
+  store_relaxed<std::uint16_t>(b->used, b->used - back);
+  std::uintptr_t rest = 0;
+  for (unsigned i = kept; i-- > 0;) {
+    *static_cast<std::uintptr_t *>(keep[i]) = rest ^ g_free_key;
+    rest = reinterpret_cast<std::uintptr_t>(keep[i]) | (kept - 1 - i);
+  }
+  set_class_hot(h, front_slot(b->cls), b->twin, rest);
 }
 
-// b, full until now, is about to take frees: its hot object, if the class's
-// hot slot holds one of b's, goes back to it.
+// b, full until now, is about to take frees: its objects on the class's
+// hot list, if any, go back to it. Only a full block has any there.
 inline void hot_reclaim(Heap *h, Block *b) noexcept {
-  const auto hot = reinterpret_cast<std::uintptr_t>(class_hot(h, b->cls));
-  if (VAM_UNLIKELY(hot - reinterpret_cast<std::uintptr_t>(b->start) <
-                   static_cast<std::uintptr_t>(b->end - b->start)))
-    hot_return(h, b, reinterpret_cast<void *>(hot));
+  if (b->state != BlockState::full) return;
+  if (const std::uintptr_t v = class_hot_list(h, b->cls)) hot_reclaim_list(h, b, v);
 }
+
+}  // namespace
+
+void hot_push(Heap *h, Block *b, void *p) noexcept {
+  const unsigned slot = front_slot(b->cls);
+  const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
+  auto *w = static_cast<std::uintptr_t *>(p);
+  void *head = hot_head(hot);
+  if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
+  // A list of one is its object alone, its first word untouched (free's
+  // fast path): with another on top it becomes the end, and says so.
+  if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
+  // Every object on a list of two or more holds its link. p's first word
+  // decodes as one (a user-space address, or 0) only by chance (1 in 2^17
+  // for data; never for null, small integers or pointers: g_free_key's top
+  // bit) or when p is on the list already.
+  else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
+  *w = hot ^ g_free_key;
+  set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
+}
+
+namespace {
 
 void make_front(Heap *h, Block *b) noexcept {
   const unsigned cls = b->cls;
@@ -552,7 +592,7 @@ void small_free_regained(Heap *h, Block *b) noexcept {
 // that was its last.
 void hot_return_all(Heap *h) noexcept {
   for (unsigned c = 0; c < kNumClasses; ++c) {
-    if (void *p = class_hot(h, c)) {
+    while (void *p = class_hot(h, c)) {
       Block *b = block_of(segment_of(p), p);
       VAM_CHECK(b->state == BlockState::full);
       small_free_slow(h, b);

@@ -72,31 +72,48 @@ constexpr bool front_slots_match() noexcept {
 static_assert(front_slots_match());
 
 // Each request granule's entry in the heap: its class's front block, and the
-// class's hot object. The hot object is the last one a free gave back to a
-// full block, held here rather than pushed on that block: the next malloc of
-// its class hands it out from this slot without touching the block at all.
-// Random replacement in a class whose live objects fill their blocks (free
-// one, allocate one) is that pattern on every step. Through the block, the
-// free regained the block (it became the front) and the malloc read the
-// front the free had just written, then the block's list head it had just
-// written, then the link in the object it had just written: three loads in
-// a row, each waiting on the store before it. From here it is one
-// (freelist_micro; docs/vam.md, "The hot object").
+// class's hot list. The hot list holds the last objects (up to kHotMax, below)
+// that frees gave back to full blocks, held here rather than pushed on those
+// blocks: the next mallocs of the class hand them out from this slot, last
+// in first out, without touching a block at all. Random replacement in a
+// class whose live objects fill their blocks (free one, allocate one) is that
+// pattern on every step. Through the block, the free regained the block (it
+// became the front) and the malloc read the front the free had just written,
+// then the block's list head it had just written, then the link in the object
+// it had just written: three loads in a row, each waiting on the store before
+// it. From here it is one (freelist_micro; docs/vam.md, "The hot list"). One
+// object was enough for that; a table churned at random (slot_churn) frees
+// into full blocks of a class several times between two of its mallocs, and
+// each free after the first regained a block for one object, which the
+// malloc after next then left again through the slow path.
 //
-// The block keeps counting the hot object as live and stays full, in no
-// list, so nothing but free can reach it: a free into that block first
-// returns the hot object to the block's list (heap.cpp, make_front), and a
-// second free of the hot object itself finds it in the slot (small_free_local)
-// or just pushed (make_front): a double free either way. A class's two
-// granules hold the same hot object; a malloc that takes it clears both
-// (kTwinGranule). Only free's own fast path fills the slot, for its thread's
+// The blocks keep counting their hot objects as live and stay full, in no
+// list, so nothing but free can reach them: a free into such a block first
+// returns its objects on the list to the block's list (heap.cpp, make_front,
+// hot_reclaim), and a second free of a hot object finds it on the list
+// (hot_push) or just pushed (hot_reclaim): a double free either way. A
+// class's two granules hold the same list; a malloc that pops writes both
+// (kTwinGranule). Only free's own fast path fills a list, for its thread's
 // heap, and only in the geometry whose mallocs read it (inline_limit != 0);
-// the slot goes back to its block at thread exit and at vam_collect
-// (hot_return_all), and statistics do not count it as live.
+// the lists go back to their blocks at thread exit and at vam_collect
+// (hot_return_all), and statistics do not count them as live.
 struct FrontSlot {
   Block *front;
-  void *hot;
+  std::uintptr_t hot;  // the hot list: its head | its length - 1, or 0 (below)
 };
+// The hot list (FrontSlot): at most kHotMax objects, linked through their
+// first words (g_free_key-encoded, as block lists are). A list is kept as
+// one word: its head, with its length less one in the low three bits
+// (objects are 8-byte aligned), or 0 when empty. Each link holds the rest
+// of the list the same way (0 at the end), so a malloc that pops moves the
+// link into the slot as it is, and the length is known without reading an
+// object. A list of one is its object's address: the malloc that takes it
+// stores 0, as for the single hot object the list grew from, and reads
+// nothing more.
+inline constexpr unsigned kHotMax = 7;
+static_assert(kHotMax <= 8);
+inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & ~std::uintptr_t{7}); }
+inline unsigned hot_length(std::uintptr_t v) noexcept { return v == 0 ? 0 : static_cast<unsigned>(v & 7) + 1; }
 static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a granule
 // Granule g's class's other granule (g itself for a class of one).
 inline constexpr auto kTwinGranule = [] {
@@ -320,11 +337,36 @@ inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
 }
 // The hot object of class cls (FrontSlot), or null. Its owner writes it;
 // statistics read it from other threads: relaxed atomics, plain moves.
-inline void *class_hot(Heap *h, unsigned cls) noexcept { return load_relaxed(h->slots[front_slot(cls)].hot); }
-inline void set_class_hot(Heap *h, unsigned slot, unsigned twin, void *p) noexcept {
-  store_relaxed(h->slots[slot].hot, p);
-  store_relaxed(h->slots[twin].hot, p);
+inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
+  return load_relaxed(h->slots[front_slot(cls)].hot);
 }
+inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(class_hot_list(h, cls)); }
+inline void set_class_hot(Heap *h, unsigned slot, unsigned twin, std::uintptr_t v) noexcept {
+  store_relaxed(h->slots[slot].hot, v);
+  store_relaxed(h->slots[twin].hot, v);
+}
+// The hot list v's head, taken off: the rest goes into the slot.
+// The list's last object links to nothing, and is not read for it.
+inline std::uintptr_t hot_rest(std::uintptr_t v, const void *head) noexcept {
+  return VAM_LIKELY((v & 7) == 0) ? 0 : *static_cast<const std::uintptr_t *>(head) ^ g_free_key;
+}
+inline void *hot_pop(Heap *h, unsigned slot, unsigned twin, std::uintptr_t v) noexcept {
+  void *p = hot_head(v);
+  set_class_hot(h, slot, twin, hot_rest(v, p));
+  return p;
+}
+// Is p on the hot list v? (A walk of at most kHotMax links.)
+inline bool hot_holds(std::uintptr_t v, const void *p) noexcept {
+  for (unsigned n = hot_length(v); n > 0; --n) {
+    if (hot_head(v) == p) return true;
+    if (n > 1) v = *static_cast<const std::uintptr_t *>(hot_head(v)) ^ g_free_key;
+  }
+  return false;
+}
+// A free into a full block onto its class's hot list, which holds one
+// object or more and has room: out of line (heap.cpp), so that free's fast
+// path, which pushes onto an empty list, saves no registers for this one.
+void hot_push(Heap *h, Block *b, void *p) noexcept;
 // Every hot object of h back to its block (heap.cpp): h's owner, or with h
 // no thread's.
 void hot_return_all(Heap *h) noexcept;
@@ -449,9 +491,13 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
         if (VAM_LIKELY(g_layout.inline_limit != 0)) {
           Heap *h = owner();
           const unsigned slot = front_slot(b->cls);
-          void *hot = load_relaxed(h->slots[slot].hot);
-          if (VAM_LIKELY(hot == nullptr)) return set_class_hot(h, slot, b->twin, p);
-          if (VAM_UNLIKELY(hot == p)) return small_free_invalid(b, p);
+          const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
+          // An empty list, as for every free of a program that frees and
+          // allocates one object of the class in turn: the object's address
+          // is the list, and nothing is written into it (hot_push marks it
+          // as the list's end if another object goes on top).
+          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p));
+          if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
         }
       }
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));

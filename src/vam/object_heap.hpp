@@ -37,10 +37,7 @@ namespace alloclab::vam {
 // that the callers' default paths stay leaves with no frame.
 [[gnu::noinline]] inline void *small_alloc_layout(Heap *h, std::size_t n) noexcept {
   const unsigned c = layout_class(n);
-  if (void *hot = class_hot(h, c)) {
-    set_class_hot(h, front_slot(c), front_twin(c), nullptr);
-    return hot;
-  }
+  if (const std::uintptr_t v = class_hot_list(h, c)) return hot_pop(h, front_slot(c), front_twin(c), v);
   void *p = small_alloc(h, c);
   if (VAM_LIKELY(p != nullptr) && g_layout.header) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
   return p;

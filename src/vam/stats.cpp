@@ -34,7 +34,7 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
   }
   // A hot object is free, though its block counts it (heap.hpp, FrontSlot).
   for (unsigned c = 0; c < kNumClasses; ++c)
-    if (class_hot(h, c) != nullptr) --class_live[c];
+    class_live[c] -= hot_length(class_hot_list(h, c));
 }
 
 }  // namespace

@@ -1145,18 +1145,22 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
 struct FullBlock {
   std::vector<char *> all, objs;
   static constexpr uintptr_t kBlock = TwoBlocks::kBlock;
+  // Three blocks' worth of objects, more if the tests before left blocks
+  // with room that take them (VAM_ORDER=fifo keeps more such blocks).
   FullBlock() {
-    for (size_t i = 0; i < 3 * TwoBlocks::kPer; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
-    char *last = all.back();
-    vam_free(last);
-    if (vam_malloc(1024) != last) return;
-    std::map<uintptr_t, std::vector<char *>> blocks;
-    for (char *p : all) blocks[TwoBlocks::block(p)].push_back(p);
-    for (auto &kv : blocks)
-      if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(last)) {
-        objs = kv.second;
-        return;
-      }
+    for (int round = 0; round < 4 && objs.empty(); ++round) {
+      for (size_t i = 0; i < 3 * TwoBlocks::kPer; ++i) all.push_back(static_cast<char *>(vam_malloc(1024)));
+      char *last = all.back();
+      vam_free(last);
+      if (vam_malloc(1024) != last) return;
+      std::map<uintptr_t, std::vector<char *>> blocks;
+      for (char *p : all) blocks[TwoBlocks::block(p)].push_back(p);
+      for (auto &kv : blocks)
+        if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(last)) {
+          objs = kv.second;
+          return;
+        }
+    }
   }
   alloclab::vam::Block *record() const {
     alloclab::vam::Segment *s = alloclab::vam::segment_of(objs[0]);
@@ -1182,8 +1186,8 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   const vam_stats_t after = stats();
   EXPECT_EQ(b->state, BlockState::full);
   EXPECT_EQ(b->used, TwoBlocks::kPer);  // the block still counts it
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, p);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, p);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, reinterpret_cast<uintptr_t>(p));
   EXPECT_EQ(after.class_live[cls] + 1, before.class_live[cls]);  // statistics do not
   char *other = static_cast<char *>(vam_malloc(8));  // another class: not it
   EXPECT_NE(other, p);
@@ -1191,8 +1195,8 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   const size_t twin_bytes = 8 * front_twin(cls);  // the class's other granule
   ASSERT_EQ(size_class(twin_bytes), cls);
   EXPECT_EQ(vam_malloc(twin_bytes), p);
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, nullptr);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, nullptr);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
   EXPECT_NE(vam_malloc(1024), p);  // handed out once
   EXPECT_EQ(b->state, BlockState::full);
 }
@@ -1216,43 +1220,141 @@ TEST(VamHot, AFreeOffTheFastPathFillsTheHotSlotToo) {
   EXPECT_EQ(vam_malloc(1024), p);
 }
 
-// The hot slot taken, a free into a full block goes to the block, which
-// becomes the front; if the hot object is of that block it goes back to the
-// block's list first, so the block's next mallocs see both.
-TEST(VamHot, AFreeIntoTheHotObjectsBlockReturnsItThere) {
+// Frees into full blocks of one class pile up on its hot list, up to
+// kHotMax, and mallocs of the class take them back last in, first out;
+// statistics count them as free; the blocks stay full all along.
+TEST(VamHot, TheHotListHoldsUpToItsLengthLastInFirstOut) {
   using namespace alloclab::vam;
   FullBlock f;
   ASSERT_FALSE(f.objs.empty());
   Block *b = f.record();
   Heap *h = f.heap();
-  vam_free(f.objs[3]);  // hot
-  vam_free(f.objs[7]);  // into the same block
+  const unsigned cls = b->cls;
+  const vam_stats_t before = stats();
+  for (unsigned i = 0; i < kHotMax; ++i) {
+    vam_free(f.objs[i]);
+    EXPECT_EQ(hot_length(class_hot_list(h, cls)), i + 1);
+    EXPECT_EQ(class_hot(h, cls), f.objs[i]);
+  }
+  EXPECT_EQ(b->state, BlockState::full);
+  EXPECT_EQ(b->used, TwoBlocks::kPer);
+  EXPECT_EQ(stats().class_live[cls] + kHotMax, before.class_live[cls]);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, h->slots[front_slot(cls)].hot);
+  for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.objs[i]);
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
+  EXPECT_EQ(b->state, BlockState::full);
+}
+
+// The list full, a free into a full block goes to the block, which becomes
+// the front (or, VAM_ORDER=fifo, waits at the back); the block's own
+// objects on the hot list go back to its list first, so the block's next
+// mallocs see them all.
+TEST(VamHot, AFreeIntoTheHotObjectsBlockReturnsThemThere) {
+  using namespace alloclab::vam;
+  FullBlock f;
+  ASSERT_FALSE(f.objs.empty());
+  Block *b = f.record();
+  Heap *h = f.heap();
+  std::set<void *> freed;
+  for (unsigned i = 0; i <= kHotMax; ++i) {  // kHotMax onto the list, then one more
+    vam_free(f.objs[i]);
+    freed.insert(f.objs[i]);
+  }
   EXPECT_EQ(b->state, BlockState::front);
-  EXPECT_EQ(class_hot(h, b->cls), nullptr);
-  EXPECT_EQ(b->used, TwoBlocks::kPer - 2);
-  if (order_recent()) {  // the block is the front: its two objects come next
-    std::set<void *> got = {vam_malloc(1024), vam_malloc(1024)};
-    EXPECT_EQ(got, (std::set<void *>{f.objs[3], f.objs[7]}));
-  } else {  // it waits at the back of its class, both objects on its list
+  EXPECT_EQ(class_hot_list(h, b->cls), 0u);
+  EXPECT_EQ(b->used, TwoBlocks::kPer - kHotMax - 1);
+  if (order_recent()) {  // the block is the front: its objects come next
+    std::set<void *> got;
+    for (unsigned i = 0; i <= kHotMax; ++i) got.insert(vam_malloc(1024));
+    EXPECT_EQ(got, freed);
+  } else {  // it waits at the back of its class, the objects on its list
     EXPECT_EQ(h->wait_tail[b->cls], b);
-    EXPECT_EQ(b->free, static_cast<void *>(f.objs[3]));
+    std::set<void *> listed;
+    for (FreeObj *o = b->free; free_list_has(o); o = free_link_decode(o)) listed.insert(o);
+    EXPECT_EQ(listed, freed);
   }
 }
 
-// Thread exit and vam_collect give the hot object back to its block.
-TEST(VamHot, CollectReturnsTheHotObject) {
+// Two full blocks of one class: a regain of one takes only its own objects
+// off the hot list; the other block's stay, in their order.
+TEST(VamHot, ARegainTakesBackOnlyItsOwnBlocksObjects) {
+  using namespace alloclab::vam;
+  std::map<uintptr_t, std::vector<char *>> blocks;
+  std::vector<char *> all;
+  for (size_t i = 0; i < 8 * TwoBlocks::kPer; ++i) {  // past the blocks with room the tests before left
+    all.push_back(static_cast<char *>(vam_malloc(1024)));
+    blocks[TwoBlocks::block(all.back())].push_back(all.back());
+  }
+  std::vector<std::vector<char *>> full;
+  for (auto &kv : blocks)
+    if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(all.back())) full.push_back(kv.second);
+  ASSERT_GE(full.size(), 2u);
+  Heap *h = segment_of(full[0][0])->owner;
+  Block *x = block_of(segment_of(full[0][0]), full[0][0]);
+  Block *y = block_of(segment_of(full[1][0]), full[1][0]);
+  ASSERT_EQ(x->state, BlockState::full);
+  ASSERT_EQ(y->state, BlockState::full);
+  // x, y, x, y, ... onto the list, kHotMax in all; then one more free into
+  // x regains it, and x's objects on the list go back to it.
+  std::vector<char *> ys;
+  for (unsigned i = 0; i < kHotMax; ++i) {
+    char *p = full[i % 2][i];
+    vam_free(p);
+    if (i % 2) ys.push_back(p);
+  }
+  ASSERT_EQ(hot_length(class_hot_list(h, x->cls)), kHotMax);
+  vam_free(full[0][kHotMax + 1]);
+  EXPECT_NE(x->state, BlockState::full);
+  EXPECT_EQ(hot_length(class_hot_list(h, x->cls)), ys.size());
+  EXPECT_EQ(x->used, TwoBlocks::kPer - (kHotMax + 1) / 2 - 1);
+  EXPECT_EQ(y->used, TwoBlocks::kPer);  // y's stay counted, and on the list
+  for (size_t i = ys.size(); i-- > 0;) EXPECT_EQ(vam_malloc(1024), ys[i]);
+  EXPECT_EQ(class_hot_list(h, x->cls), 0u);
+  std::set<char *> freed;
+  for (unsigned i = 0; i < kHotMax; i += 2) freed.insert(full[0][i]);
+  freed.insert(full[0][kHotMax + 1]);
+  for (char *p : all)
+    if (!freed.count(p)) vam_free(p);
+}
+
+// A second free of any object on the hot list aborts: of its head, of one
+// in the middle, of its last (the first pushed).
+void double_free_on_the_hot_list(unsigned which) {
+  FullBlock f;
+  if (f.objs.empty()) abort();  // not the check under test: the message differs
+  for (unsigned i = 0; i < 4; ++i) vam_free(f.objs[i]);
+  vam_free(f.objs[which]);
+}
+TEST(VamHot, DoubleFreeOfAnyObjectOnTheHotListAborts) {
+  static_assert(alloclab::vam::kHotMax >= 5);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(double_free_on_the_hot_list(3), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(1), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(0), "vam: free\\(\\): double free detected");
+}
+
+// Thread exit and vam_collect give the hot objects back to their block.
+TEST(VamHot, CollectReturnsTheHotObjects) {
   using namespace alloclab::vam;
   FullBlock f;
   ASSERT_FALSE(f.objs.empty());
   Block *b = f.record();
   vam_free(f.objs[4]);
-  ASSERT_EQ(class_hot(f.heap(), b->cls), f.objs[4]);
+  vam_free(f.objs[9]);
+  vam_free(f.objs[2]);
+  ASSERT_EQ(class_hot(f.heap(), b->cls), f.objs[2]);
+  ASSERT_EQ(hot_length(class_hot_list(f.heap(), b->cls)), 3u);
   vam_collect();
-  EXPECT_EQ(class_hot(f.heap(), b->cls), nullptr);
-  EXPECT_EQ(b->used, TwoBlocks::kPer - 1);
+  EXPECT_EQ(class_hot_list(f.heap(), b->cls), 0u);
+  EXPECT_EQ(b->used, TwoBlocks::kPer - 3);
   EXPECT_EQ(b->state, BlockState::front);
-  if (order_recent()) EXPECT_EQ(vam_malloc(1024), f.objs[4]);
-  else EXPECT_EQ(f.heap()->wait_tail[b->cls], b);
+  if (order_recent()) {
+    const std::set<void *> got = {vam_malloc(1024), vam_malloc(1024), vam_malloc(1024)};
+    EXPECT_EQ(got, (std::set<void *>{f.objs[4], f.objs[9], f.objs[2]}));
+  } else {
+    EXPECT_EQ(f.heap()->wait_tail[b->cls], b);
+  }
 }
 
 TEST(VamHot, ThreadExitReturnsTheHotObject) {
@@ -1449,11 +1551,11 @@ TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   char *p = full[2];
   vam_free(p);
   EXPECT_EQ(b->state, BlockState::full);
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, p);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, p);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, reinterpret_cast<uintptr_t>(p));
   EXPECT_EQ(vam_malloc(2900), p);  // the same class
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, nullptr);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, nullptr);
+  EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
+  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
   char *other = static_cast<char *>(vam_malloc(3000));
   EXPECT_NE(other, p);  // handed out once
   vam_free(other);
