@@ -142,28 +142,6 @@ inline void hot_reclaim(Heap *h, Block *b) noexcept {
   if (const std::uintptr_t v = class_hot_list(h, b->cls)) hot_reclaim_list(h, b, v);
 }
 
-}  // namespace
-
-void hot_push(Heap *h, Block *b, void *p) noexcept {
-  const unsigned slot = front_slot(b->cls);
-  const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
-  auto *w = static_cast<std::uintptr_t *>(p);
-  void *head = hot_head(hot);
-  if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
-  // A list of one is its object alone, its first word untouched (free's
-  // fast path): with another on top it becomes the end, and says so.
-  if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
-  // Every object on a list of two or more holds its link. p's first word
-  // decodes as one (a user-space address, or 0) only by chance (1 in 2^17
-  // for data; never for null, small integers or pointers: g_free_key's top
-  // bit) or when p is on the list already.
-  else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
-  *w = hot ^ g_free_key;
-  set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
-}
-
-namespace {
-
 void make_front(Heap *h, Block *b) noexcept {
   const unsigned cls = b->cls;
   hot_reclaim(h, b);
@@ -656,6 +634,32 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
     return;
   }
   small_free_general(s, b, p);
+}
+
+void hot_push(Heap *h, Block *b, void *p) noexcept {
+  const unsigned slot = front_slot(b->cls);
+  const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
+  auto *w = static_cast<std::uintptr_t *>(p);
+  void *head = hot_head(hot);
+  if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
+  // A second object of one full block (a program freeing objects that were
+  // made together, as a container's elements): the block is regained, as
+  // before there was a list; its object on the list goes back to it
+  // (hot_reclaim) and the frees after go onto its own list, on the fast
+  // path. The list is for frees into different blocks.
+  if (static_cast<std::uintptr_t>(static_cast<char *>(head) - b->start) <
+      static_cast<std::uintptr_t>(b->end - b->start))
+    return small_free_general(segment_of(p), b, p);
+  // A list of one is its object alone, its first word untouched (free's
+  // fast path): with another on top it becomes the end, and says so.
+  if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
+  // Every object on a list of two or more holds its link. p's first word
+  // decodes as one (a user-space address, or 0) only by chance (1 in 2^17
+  // for data; never for null, small integers or pointers: g_free_key's top
+  // bit) or when p is on the list already.
+  else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
+  *w = hot ^ g_free_key;
+  set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)

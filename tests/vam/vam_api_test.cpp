@@ -1220,111 +1220,137 @@ TEST(VamHot, AFreeOffTheFastPathFillsTheHotSlotToo) {
   EXPECT_EQ(vam_malloc(1024), p);
 }
 
-// Frees into full blocks of one class pile up on its hot list, up to
-// kHotMax, and mallocs of the class take them back last in, first out;
-// statistics count them as free; the blocks stay full all along.
+// n full blocks of 1024-byte objects, none the front: the hot list's tests
+// free one object of each, since a second free into the same full block
+// regains it (hot_push). They take past the blocks with room that the tests
+// before left; `release` frees what the test did not.
+struct FullBlocks {
+  std::vector<char *> all;
+  std::vector<std::vector<char *>> blocks;
+  explicit FullBlocks(size_t n) {
+    std::map<uintptr_t, std::vector<char *>> by_block;
+    for (size_t i = 0; i < (n + 8) * TwoBlocks::kPer; ++i) {
+      all.push_back(static_cast<char *>(vam_malloc(1024)));
+      by_block[TwoBlocks::block(all.back())].push_back(all.back());
+    }
+    for (auto &kv : by_block)
+      if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(all.back()) && blocks.size() < n)
+        blocks.push_back(kv.second);
+  }
+  alloclab::vam::Block *record(size_t k) const {
+    return alloclab::vam::block_of(alloclab::vam::segment_of(blocks[k][0]), blocks[k][0]);
+  }
+  void release(const std::set<char *> &freed) {
+    for (char *p : all)
+      if (!freed.count(p)) vam_free(p);
+  }
+};
+
+// Frees into different full blocks of one class pile up on its hot list,
+// up to kHotMax, and mallocs of the class take them back last in, first
+// out; statistics count them as free; the blocks stay full all along.
 TEST(VamHot, TheHotListHoldsUpToItsLengthLastInFirstOut) {
   using namespace alloclab::vam;
-  FullBlock f;
-  ASSERT_FALSE(f.objs.empty());
-  Block *b = f.record();
-  Heap *h = f.heap();
-  const unsigned cls = b->cls;
+  FullBlocks f(kHotMax);
+  ASSERT_EQ(f.blocks.size(), kHotMax);
+  Heap *h = segment_of(f.blocks[0][0])->owner;
+  const unsigned cls = f.record(0)->cls;
   const vam_stats_t before = stats();
   for (unsigned i = 0; i < kHotMax; ++i) {
-    vam_free(f.objs[i]);
+    vam_free(f.blocks[i][i]);
     EXPECT_EQ(hot_length(class_hot_list(h, cls)), i + 1);
-    EXPECT_EQ(class_hot(h, cls), f.objs[i]);
+    EXPECT_EQ(class_hot(h, cls), f.blocks[i][i]);
   }
-  EXPECT_EQ(b->state, BlockState::full);
-  EXPECT_EQ(b->used, TwoBlocks::kPer);
+  for (unsigned i = 0; i < kHotMax; ++i) {
+    EXPECT_EQ(f.record(i)->state, BlockState::full);
+    EXPECT_EQ(f.record(i)->used, TwoBlocks::kPer);
+  }
   EXPECT_EQ(stats().class_live[cls] + kHotMax, before.class_live[cls]);
   EXPECT_EQ(h->slots[front_twin(cls)].hot, h->slots[front_slot(cls)].hot);
-  for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.objs[i]);
+  for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.blocks[i][i]);
   EXPECT_EQ(class_hot_list(h, cls), 0u);
   EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
-  EXPECT_EQ(b->state, BlockState::full);
+  f.release({});
 }
 
-// The list full, a free into a full block goes to the block, which becomes
-// the front (or, VAM_ORDER=fifo, waits at the back); the block's own
-// objects on the hot list go back to its list first, so the block's next
-// mallocs see them all.
-TEST(VamHot, AFreeIntoTheHotObjectsBlockReturnsThemThere) {
+// A second free into a full block whose object heads the hot list regains
+// the block, as before there was a list: the object goes back to it, and
+// the block's next mallocs (it is the front, or, VAM_ORDER=fifo, waits at
+// the back) see both.
+TEST(VamHot, ASecondFreeIntoTheSameFullBlockRegainsIt) {
   using namespace alloclab::vam;
   FullBlock f;
   ASSERT_FALSE(f.objs.empty());
   Block *b = f.record();
   Heap *h = f.heap();
-  std::set<void *> freed;
-  for (unsigned i = 0; i <= kHotMax; ++i) {  // kHotMax onto the list, then one more
-    vam_free(f.objs[i]);
-    freed.insert(f.objs[i]);
-  }
+  vam_free(f.objs[3]);  // onto the list
+  vam_free(f.objs[7]);  // into the same block
   EXPECT_EQ(b->state, BlockState::front);
   EXPECT_EQ(class_hot_list(h, b->cls), 0u);
-  EXPECT_EQ(b->used, TwoBlocks::kPer - kHotMax - 1);
-  if (order_recent()) {  // the block is the front: its objects come next
-    std::set<void *> got;
-    for (unsigned i = 0; i <= kHotMax; ++i) got.insert(vam_malloc(1024));
-    EXPECT_EQ(got, freed);
-  } else {  // it waits at the back of its class, the objects on its list
+  EXPECT_EQ(b->used, TwoBlocks::kPer - 2);
+  if (order_recent()) {
+    std::set<void *> got = {vam_malloc(1024), vam_malloc(1024)};
+    EXPECT_EQ(got, (std::set<void *>{f.objs[3], f.objs[7]}));
+  } else {
     EXPECT_EQ(h->wait_tail[b->cls], b);
-    std::set<void *> listed;
-    for (FreeObj *o = b->free; free_list_has(o); o = free_link_decode(o)) listed.insert(o);
-    EXPECT_EQ(listed, freed);
+    EXPECT_EQ(b->free, static_cast<void *>(f.objs[3]));
   }
 }
 
-// Two full blocks of one class: a regain of one takes only its own objects
-// off the hot list; the other block's stay, in their order.
+// The list full, a free into a full block regains it, and only that
+// block's objects leave the list; the others stay, in their order.
 TEST(VamHot, ARegainTakesBackOnlyItsOwnBlocksObjects) {
   using namespace alloclab::vam;
-  std::map<uintptr_t, std::vector<char *>> blocks;
-  std::vector<char *> all;
-  for (size_t i = 0; i < 8 * TwoBlocks::kPer; ++i) {  // past the blocks with room the tests before left
-    all.push_back(static_cast<char *>(vam_malloc(1024)));
-    blocks[TwoBlocks::block(all.back())].push_back(all.back());
-  }
-  std::vector<std::vector<char *>> full;
-  for (auto &kv : blocks)
-    if (kv.second.size() == TwoBlocks::kPer && kv.first != TwoBlocks::block(all.back())) full.push_back(kv.second);
-  ASSERT_GE(full.size(), 2u);
-  Heap *h = segment_of(full[0][0])->owner;
-  Block *x = block_of(segment_of(full[0][0]), full[0][0]);
-  Block *y = block_of(segment_of(full[1][0]), full[1][0]);
-  ASSERT_EQ(x->state, BlockState::full);
-  ASSERT_EQ(y->state, BlockState::full);
-  // x, y, x, y, ... onto the list, kHotMax in all; then one more free into
-  // x regains it, and x's objects on the list go back to it.
-  std::vector<char *> ys;
-  for (unsigned i = 0; i < kHotMax; ++i) {
-    char *p = full[i % 2][i];
-    vam_free(p);
-    if (i % 2) ys.push_back(p);
-  }
-  ASSERT_EQ(hot_length(class_hot_list(h, x->cls)), kHotMax);
-  vam_free(full[0][kHotMax + 1]);
-  EXPECT_NE(x->state, BlockState::full);
-  EXPECT_EQ(hot_length(class_hot_list(h, x->cls)), ys.size());
-  EXPECT_EQ(x->used, TwoBlocks::kPer - (kHotMax + 1) / 2 - 1);
-  EXPECT_EQ(y->used, TwoBlocks::kPer);  // y's stay counted, and on the list
-  for (size_t i = ys.size(); i-- > 0;) EXPECT_EQ(vam_malloc(1024), ys[i]);
-  EXPECT_EQ(class_hot_list(h, x->cls), 0u);
+  FullBlocks f(kHotMax + 1);
+  ASSERT_EQ(f.blocks.size(), kHotMax + 1);
+  Heap *h = segment_of(f.blocks[0][0])->owner;
+  const unsigned cls = f.record(0)->cls;
   std::set<char *> freed;
-  for (unsigned i = 0; i < kHotMax; i += 2) freed.insert(full[0][i]);
-  freed.insert(full[0][kHotMax + 1]);
-  for (char *p : all)
-    if (!freed.count(p)) vam_free(p);
+  for (unsigned i = 0; i < kHotMax; ++i) {
+    vam_free(f.blocks[i][0]);
+    freed.insert(f.blocks[i][0]);
+  }
+  ASSERT_EQ(hot_length(class_hot_list(h, cls)), kHotMax);
+  Block *x = f.record(2);  // its object is fifth from the top
+  vam_free(f.blocks[2][5]);  // the list full: x is regained
+  freed.insert(f.blocks[2][5]);
+  EXPECT_NE(x->state, BlockState::full);
+  EXPECT_EQ(x->used, TwoBlocks::kPer - 2);
+  EXPECT_EQ(hot_length(class_hot_list(h, cls)), kHotMax - 1);
+  for (unsigned i = kHotMax; i-- > 0;) {
+    if (i == 2) continue;
+    EXPECT_EQ(vam_malloc(1024), f.blocks[i][0]);
+    freed.erase(f.blocks[i][0]);
+  }
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
+  f.release(freed);
+}
+
+// vam_collect gives the hot objects back to their blocks.
+TEST(VamHot, CollectReturnsTheHotObjects) {
+  using namespace alloclab::vam;
+  FullBlocks f(3);
+  ASSERT_EQ(f.blocks.size(), 3u);
+  Heap *h = segment_of(f.blocks[0][0])->owner;
+  const unsigned cls = f.record(0)->cls;
+  for (size_t k = 0; k < 3; ++k) vam_free(f.blocks[k][4]);
+  ASSERT_EQ(hot_length(class_hot_list(h, cls)), 3u);
+  vam_collect();
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(f.record(k)->used, TwoBlocks::kPer - 1);
+    EXPECT_NE(f.record(k)->state, BlockState::full);
+  }
+  f.release({f.blocks[0][4], f.blocks[1][4], f.blocks[2][4]});
 }
 
 // A second free of any object on the hot list aborts: of its head, of one
 // in the middle, of its last (the first pushed).
 void double_free_on_the_hot_list(unsigned which) {
-  FullBlock f;
-  if (f.objs.empty()) abort();  // not the check under test: the message differs
-  for (unsigned i = 0; i < 4; ++i) vam_free(f.objs[i]);
-  vam_free(f.objs[which]);
+  FullBlocks f(4);
+  if (f.blocks.size() < 4) abort();  // not the check under test: the message differs
+  for (unsigned k = 0; k < 4; ++k) vam_free(f.blocks[k][1]);
+  vam_free(f.blocks[which][1]);
 }
 TEST(VamHot, DoubleFreeOfAnyObjectOnTheHotListAborts) {
   static_assert(alloclab::vam::kHotMax >= 5);
@@ -1332,29 +1358,6 @@ TEST(VamHot, DoubleFreeOfAnyObjectOnTheHotListAborts) {
   EXPECT_DEATH(double_free_on_the_hot_list(3), "vam: free\\(\\): double free detected");
   EXPECT_DEATH(double_free_on_the_hot_list(1), "vam: free\\(\\): double free detected");
   EXPECT_DEATH(double_free_on_the_hot_list(0), "vam: free\\(\\): double free detected");
-}
-
-// Thread exit and vam_collect give the hot objects back to their block.
-TEST(VamHot, CollectReturnsTheHotObjects) {
-  using namespace alloclab::vam;
-  FullBlock f;
-  ASSERT_FALSE(f.objs.empty());
-  Block *b = f.record();
-  vam_free(f.objs[4]);
-  vam_free(f.objs[9]);
-  vam_free(f.objs[2]);
-  ASSERT_EQ(class_hot(f.heap(), b->cls), f.objs[2]);
-  ASSERT_EQ(hot_length(class_hot_list(f.heap(), b->cls)), 3u);
-  vam_collect();
-  EXPECT_EQ(class_hot_list(f.heap(), b->cls), 0u);
-  EXPECT_EQ(b->used, TwoBlocks::kPer - 3);
-  EXPECT_EQ(b->state, BlockState::front);
-  if (order_recent()) {
-    const std::set<void *> got = {vam_malloc(1024), vam_malloc(1024), vam_malloc(1024)};
-    EXPECT_EQ(got, (std::set<void *>{f.objs[4], f.objs[9], f.objs[2]}));
-  } else {
-    EXPECT_EQ(f.heap()->wait_tail[b->cls], b);
-  }
 }
 
 TEST(VamHot, ThreadExitReturnsTheHotObject) {
