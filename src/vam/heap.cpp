@@ -114,8 +114,7 @@ __attribute__((noinline)) void hot_reclaim_list(Heap *h, Block *b, std::uintptr_
   for (unsigned n = hot_length(v); n > 0; --n) {
     void *q = hot_head(v);
     v = n > 1 ? *static_cast<const std::uintptr_t *>(q) ^ g_free_key : 0;
-    if (static_cast<std::uintptr_t>(static_cast<char *>(q) - b->start) <
-        static_cast<std::uintptr_t>(b->end - b->start)) {
+    if (block_holds(b, q)) {
       if (q == pushed) corruption("free(): double free detected", q);
       auto *f = static_cast<FreeObj *>(q);
       free_link_set(f, b->free);
@@ -647,9 +646,7 @@ void hot_push(Heap *h, Block *b, void *p) noexcept {
   // before there was a list; its object on the list goes back to it
   // (hot_reclaim) and the frees after go onto its own list, on the fast
   // path. The list is for frees into different blocks.
-  if (static_cast<std::uintptr_t>(static_cast<char *>(head) - b->start) <
-      static_cast<std::uintptr_t>(b->end - b->start))
-    return small_free_general(segment_of(p), b, p);
+  if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
   // A list of one is its object alone, its first word untouched (free's
   // fast path): with another on top it becomes the end, and says so.
   if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;

@@ -250,8 +250,8 @@ inline bool looks_freed(const void *p) noexcept {
 // object's size did (larson: 6.8 M mispredicted branches against 1.2 M).
 // Segments are mapped next to each other, so up to 32 of a heap's (128 MiB)
 // are in different slots; eight were too few for a 50 MiB heap of mixed
-// sizes (slot_churn: a fifth of its frees went to free_checked, 10% of its
-// time; docs/vam.md, "Block sizes"). Each slot keeps the segment's block shift too, so the fast path
+// sizes (slot_churn: a fifth of its frees went to free_checked; docs/vam.md,
+// "Block sizes"). Each slot keeps the segment's block shift too, so the fast path
 // reads no segment header at all: with a segment per block size, the
 // headers' free-path lines (all in one L1 set, segment.hpp) were several
 // where there had been one (sqlite3: +3% D1 misses, most of them in free).
@@ -335,8 +335,14 @@ inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
   h->slots[front_twin(cls)].front = b;
   h->slots[front_slot(cls)].front = b;
 }
-// The hot object of class cls (FrontSlot), or null. Its owner writes it;
-// statistics read it from other threads: relaxed atomics, plain moves.
+// Is q within b's objects (from its first to its end)?
+inline bool block_holds(const Block *b, const void *q) noexcept {
+  return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
+         static_cast<std::uintptr_t>(b->end - b->start);
+}
+// The hot list of class cls (FrontSlot), 0 when empty, and its head. Its
+// owner writes it; statistics read its length from other threads (from the
+// slot, never from an object): relaxed atomics, plain moves.
 inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
   return load_relaxed(h->slots[front_slot(cls)].hot);
 }
