@@ -65,6 +65,32 @@ static void ip_die(const char *what) {
 
 #define IP_LOOKUP(slot, name) (*(void **)&(slot) = dlsym(RTLD_NEXT, name))
 
+/* C++'s operators beneath: the allocator's own (jemalloc, mimalloc,
+ * tcmalloc and libvam define them, and their operator new never calls
+ * malloc, so a shim that wrapped only the C family would miss every object a
+ * C++ program makes with new) or libstdc++'s; NULL in a C program. */
+static struct {
+  void *(*new_)(size_t);
+  void *(*new_arr)(size_t);
+  void *(*new_al)(size_t, size_t);
+  void *(*new_arr_al)(size_t, size_t);
+  void (*delete_)(void *);
+  void (*delete_arr)(void *);
+  void (*delete_al)(void *, size_t);
+  void (*delete_arr_al)(void *, size_t);
+} ip_cxx;
+
+static void ip_resolve_cxx(void) {
+  IP_LOOKUP(ip_cxx.new_, "_Znwm");
+  IP_LOOKUP(ip_cxx.new_arr, "_Znam");
+  IP_LOOKUP(ip_cxx.new_al, "_ZnwmSt11align_val_t");
+  IP_LOOKUP(ip_cxx.new_arr_al, "_ZnamSt11align_val_t");
+  IP_LOOKUP(ip_cxx.delete_, "_ZdlPv");
+  IP_LOOKUP(ip_cxx.delete_arr, "_ZdaPv");
+  IP_LOOKUP(ip_cxx.delete_al, "_ZdlPvSt11align_val_t");
+  IP_LOOKUP(ip_cxx.delete_arr_al, "_ZdaPvSt11align_val_t");
+}
+
 /* A child forked while another thread was resolving would wait for ever. */
 static void ip_after_fork_child(void) {
   int resolving = IP_RESOLVING;
@@ -99,6 +125,7 @@ int ip_resolve_slow(void) {
   if (!ip_same_object(*(void **)&ip_next.memalign, &base)) ip_next.memalign = NULL;
   if (!ip_same_object(*(void **)&ip_next.aligned_alloc, &base)) ip_next.aligned_alloc = NULL;
   if (!ip_same_object(*(void **)&ip_next.usable_size, &base)) ip_next.usable_size = NULL;
+  ip_resolve_cxx();
   pthread_atfork(NULL, NULL, ip_after_fork_child);
   ip_shim_resolved();
   __atomic_store_n(&ip_state, IP_READY, __ATOMIC_RELEASE);
@@ -242,3 +269,69 @@ IP_EXPORT size_t malloc_usable_size(void *p) {
   if (!ip_ready() || !ip_next.usable_size) return 0;
   return ip_next.usable_size(p);
 }
+
+/* ---------------------------------------------------------------- C++
+ * operator new/delete, forwarded to the operators beneath (ip_cxx) under the
+ * guard, so libstdc++'s operator new calling malloc counts once. The throwing
+ * forms: the operator beneath, or malloc and free when there is none (a C
+ * program). The nothrow forms call malloc (a failed throwing new would throw
+ * through them). */
+static void *ip_new(void *(*fn)(size_t), size_t n) {
+  if (IP_UNLIKELY(!ip_ready())) return ip_boot_alloc(16, n);
+  if (!fn) fn = ip_next.malloc;
+  IP_FORWARD_ALLOC(fn(n), n);
+}
+
+static void *ip_new_aligned(void *(*fn)(size_t, size_t), size_t n, size_t a) {
+  if (IP_UNLIKELY(!ip_ready())) return ip_boot_alloc(a, n);
+  const int outer = ip_enter();
+  void *p = NULL;
+  if (fn) p = fn(n, a);
+  else if (ip_next.posix_memalign(&p, a < sizeof(void *) ? sizeof(void *) : a, n) != 0) p = NULL;
+  ip_leave();
+  if (outer && p) ip_hook_alloc(p, n);
+  return p;
+}
+
+static void ip_delete(void (*fn)(void *), void *p) {
+  if (!p || IP_UNLIKELY(ip_in_boot(p)) || IP_UNLIKELY(!ip_ready())) return;
+  if (!fn) fn = ip_next.free;
+  const int outer = ip_enter();
+  if (outer) ip_hook_free(p);
+  fn(p);
+  ip_leave();
+}
+
+static void ip_delete_aligned(void (*fn)(void *, size_t), void *p, size_t a) {
+  if (!p || IP_UNLIKELY(ip_in_boot(p)) || IP_UNLIKELY(!ip_ready())) return;
+  const int outer = ip_enter();
+  if (outer) ip_hook_free(p);
+  if (fn) fn(p, a);
+  else ip_next.free(p);
+  ip_leave();
+}
+
+/* Each reads its ip_cxx pointer only after ip_ready() made sure the lookup
+ * ran (the comma operator orders the two). */
+#define IP_NEW(fn, n) (ip_ready(), ip_new(ip_cxx.fn, n))
+#define IP_NEW_AL(fn, n, a) (ip_ready(), ip_new_aligned(ip_cxx.fn, n, a))
+#define IP_DELETE(fn, p) (ip_ready(), ip_delete(ip_cxx.fn, p))
+#define IP_DELETE_AL(fn, p, a) (ip_ready(), ip_delete_aligned(ip_cxx.fn, p, a))
+
+IP_EXPORT void *_Znwm(size_t n) { return IP_NEW(new_, n); }
+IP_EXPORT void *_Znam(size_t n) { return IP_NEW(new_arr, n); }
+IP_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return ip_new(NULL, n); }
+IP_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *nt) { (void)nt; return ip_new(NULL, n); }
+IP_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return IP_NEW_AL(new_al, n, a); }
+IP_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t a) { return IP_NEW_AL(new_arr_al, n, a); }
+
+IP_EXPORT void _ZdlPv(void *p) { IP_DELETE(delete_, p); }
+IP_EXPORT void _ZdaPv(void *p) { IP_DELETE(delete_arr, p); }
+IP_EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; IP_DELETE(delete_, p); }
+IP_EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; IP_DELETE(delete_arr, p); }
+IP_EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; IP_DELETE(delete_, p); }
+IP_EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; IP_DELETE(delete_arr, p); }
+IP_EXPORT void _ZdlPvSt11align_val_t(void *p, size_t a) { IP_DELETE_AL(delete_al, p, a); }
+IP_EXPORT void _ZdaPvSt11align_val_t(void *p, size_t a) { IP_DELETE_AL(delete_arr_al, p, a); }
+IP_EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n; IP_DELETE_AL(delete_al, p, a); }
+IP_EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n; IP_DELETE_AL(delete_arr_al, p, a); }

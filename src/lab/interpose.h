@@ -6,6 +6,9 @@
  *   - the C malloc family, exported: malloc, free, calloc, realloc,
  *     reallocarray, posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
  *     malloc_usable_size, cfree. Each forwards to the allocator beneath;
+ *   - C++'s operator new/delete (plain, array, sized, aligned, nothrow),
+ *     forwarded to the allocator's own operators where it has them (their
+ *     new does not call malloc) or libstdc++'s;
  *   - symbol resolution: the allocator beneath is found once, with
  *     dlsym(RTLD_NEXT), at the first call (which can come before any
  *     constructor runs). memalign, aligned_alloc and malloc_usable_size are

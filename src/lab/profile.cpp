@@ -1,7 +1,7 @@
 // profile.cpp — liballoclab_profile.so, the allocation-size detector of
 // littering §3.1, as an LD_PRELOAD shim.
 //
-// It interposes the malloc family, forwards every call to the allocator that
+// It interposes the malloc family and C++'s operator new/delete, forwards every call to the allocator that
 // comes next in symbol lookup order (dlsym(RTLD_NEXT): glibc, or a jemalloc /
 // mimalloc / tcmalloc / vam placed after this shim in LD_PRELOAD), and records
 //   - a histogram of requested sizes below a cutoff (ALLOCLAB_PROFILE_CUTOFF,
@@ -19,7 +19,7 @@
 //   * Requested sizes of live objects are kept in a side table (pointer ->
 //     size), never in a hidden header, so alignment guarantees of the
 //     allocator beneath are untouched.
-//   * The malloc family itself, the lookup of the allocator beneath, the
+//   * The malloc family and operator new/delete themselves, the lookup of the allocator beneath, the
 //     bootstrap arena dlsym's own requests are served from, the reentrancy
 //     guard and fork safety of all that are the shared interposition core
 //     (interpose.h / interpose.c); this file supplies its hooks.

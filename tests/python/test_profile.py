@@ -86,6 +86,50 @@ def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path, name
         assert os.path.basename(lib) in p["allocator"], (name, p["allocator"])
 
 
+NEW_DELETE = r"""
+#include <cstdio>
+#include <new>
+struct alignas(64) Line { char c[64]; };
+int main() {
+  static int *one[300];
+  static char *arr[200];
+  static Line *al[20];
+  for (int i = 0; i < 300; i++) one[i] = new int(i);              // 300 x 4
+  for (int i = 0; i < 200; i++) arr[i] = new char[40];            // 200 x 40
+  for (int i = 0; i < 20; i++) al[i] = new Line;                  // 20 x 64, aligned new
+  int *nt = new (std::nothrow) int[3];                            // 1 x 12
+  for (int i = 0; i < 300; i++) delete one[i];
+  for (int i = 0; i < 200; i++) delete[] arr[i];
+  for (int i = 0; i < 20; i++) delete al[i];
+  delete[] nt;
+  std::puts("done");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("allocator", ["glibc", "vam", *peers_installed()])
+def test_new_and_delete_are_counted_on_every_allocator(tmp_path, profile_so, allocator):
+    """Peers and libvam define operator new without calling malloc: the shim wraps it too."""
+    import shutil
+    from alloclab import allocators
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed")
+    src = tmp_path / "newdel.cpp"
+    src.write_text(NEW_DELETE)
+    exe = tmp_path / "newdel"
+    subprocess.run(["g++", "-O1", "-o", str(exe), str(src)], check=True)
+    lib = allocators.find(allocator).path
+    out = tmp_path / "p.json"
+    env = {"LD_PRELOAD": f"{profile_so} {lib}"} if lib else None
+    r = run_profiled(str(exe), profile_so, out, env)
+    assert r.returncode == 0 and r.stdout == "done\n", (allocator, r.stderr)
+    p = json.loads(out.read_text())
+    assert p["sizes"].get("4") == 300 and p["sizes"].get("40") == 200, (allocator, p["sizes"])
+    assert p["sizes"].get("64") == 20 and p["sizes"].get("12") == 1, (allocator, p["sizes"])
+    assert p["live_at_exit"] <= 5 and p["unknown_frees"] == 0, allocator
+
+
 THREADS = r"""
 #include <pthread.h>
 #include <stdlib.h>
