@@ -35,12 +35,19 @@ inline Counters &counters() noexcept {
   return c;
 }
 
-// The system page size, read once. sysconf does not allocate.
+// The system page size, read once. sysconf does not allocate. Cached in a
+// constant-initialised atomic (0: not read yet), not a static initialised by
+// a call: that would need the C++ runtime's guard (__cxa_guard_acquire), and
+// libvam.so would then load libstdc++ into every C program it is preloaded
+// into. Threads that race here read the same value and store it twice.
 inline std::size_t page_size() noexcept {
-  static const std::size_t ps = [] {
-    long v = ::sysconf(_SC_PAGESIZE);
-    return v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
-  }();
+  static constinit std::atomic<std::size_t> cached{0};
+  std::size_t ps = cached.load(std::memory_order_relaxed);
+  if (ps == 0) {
+    const long v = ::sysconf(_SC_PAGESIZE);
+    ps = v > 0 ? static_cast<std::size_t>(v) : std::size_t{4096};
+    cached.store(ps, std::memory_order_relaxed);
+  }
   return ps;
 }
 

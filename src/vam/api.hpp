@@ -53,7 +53,13 @@ void free_checked(Segment *s, void *p) noexcept;
 // The class's hot object, if there is one, comes first (heap.hpp,
 // FrontSlot): the object the last free into a full block gave back, no
 // block to update.
-inline void *malloc_impl(std::size_t n) noexcept {
+//
+// Miss and Other take what the inline path does not (malloc_miss and
+// malloc_other for malloc), called last, so that the inline path saves no
+// register: operator new passes its own, which retry through the
+// new_handler on null (override.cpp). The inline path itself never fails.
+template <auto Miss, auto Other>
+inline void *malloc_inline(std::size_t n) noexcept(noexcept(Miss(n)) && noexcept(Other(n))) {
   if (VAM_LIKELY(n < g_layout.inline_limit)) {
     // The granule's entry at byte offset 16 * granule, computed as such: the
     // index times 16 is no x86 address scale, and would cost a shift and an add.
@@ -73,10 +79,12 @@ inline void *malloc_impl(std::size_t n) noexcept {
       return p;
     }
     if (void *p = small_alloc_front(slot.front)) return p;
-    return malloc_miss(n);
+    return Miss(n);
   }
-  return malloc_other(n);
+  return Other(n);
 }
+
+inline void *malloc_impl(std::size_t n) noexcept { return malloc_inline<malloc_miss, malloc_other>(n); }
 
 // The fast path: a free into a block segment the thread has freed into
 // before (its slot of t_free_seg, heap.hpp) is local, and that segment is

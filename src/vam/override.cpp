@@ -1,18 +1,18 @@
 // override.cpp — the only file that defines malloc. Every export is one line
 // over the C++ logic in vam.cpp; malloc's and free's fast paths are inline
-// (api.hpp), so malloc, free and operator new/delete hold them with no jump. Built into libvam.so (for LD_PRELOAD) and
-// libvam.a; not built when the sanitizers own malloc (ALLOCLAB_SANITIZE).
-// The operator new/delete family is compiled in only for the static library
-// (VAM_OVERRIDE_NEW): under LD_PRELOAD, libstdc++'s operators already call
-// our malloc.
+// (api.hpp), so malloc, free and operator new/delete hold them with no jump.
+// Built into libvam.so (for LD_PRELOAD) and libvam.a; not built when the
+// sanitizers own malloc (ALLOCLAB_SANITIZE). Both define operator new/delete,
+// as the peers' libraries do: otherwise every new in a C++ program is
+// libstdc++'s, a call more on its way to malloc (and delete the same).
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <new>
 
 #include "vam/api.hpp"
-
-#if defined(VAM_OVERRIDE_NEW)
-#include <new>
-#endif
 
 #define VAM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -42,55 +42,86 @@ VAM_EXPORT void *__libc_memalign(size_t a, size_t n) noexcept { return v::memali
 VAM_EXPORT void *__libc_valloc(size_t n) noexcept { return v::valloc_impl(n); }
 VAM_EXPORT void *__libc_pvalloc(size_t n) noexcept { return v::pvalloc_impl(n); }
 
-#if defined(VAM_OVERRIDE_NEW)
+// The C++ runtime's new-handler and bad_alloc. In libvam.so through weak
+// references: the library then needs nothing of libstdc++ (a C program it is
+// preloaded into loads none: docs/results.md, "Start-up"), and in a C++
+// program, which has the runtime, they bind to it. libvam.a keeps strong ones:
+// a weak reference pulls no member out of a static libstdc++.a, and a static
+// C++ program would then abort where it should throw (a static link from C
+// names -lstdc++, as vam.pc says). Asm labels name libstdc++'s symbols.
+#if defined(VAM_SHARED_LIBRARY)
+#define VAM_CXX_RUNTIME __attribute__((weak))
+#else
+#define VAM_CXX_RUNTIME
+#endif
+using NewHandler = void (*)();
+extern "C" NewHandler cxx_get_new_handler() noexcept __asm__("_ZSt15get_new_handlerv") VAM_CXX_RUNTIME;
+extern "C" [[noreturn]] void cxx_throw_bad_alloc() __asm__("_ZSt17__throw_bad_allocv") VAM_CXX_RUNTIME;
 
 namespace {
 
-// operator new: retry through the new_handler, else throw (C++ [new.delete.single]).
-[[gnu::noinline]] void *new_slow(size_t n, size_t align, bool nothrow) {
+// Whether a function of the C++ runtime is in the process (always, for a
+// strong reference).
+template <typename F>
+inline bool linked(F *f) {
+  return f != nullptr;
+}
+
+// Not noexcept: write(2) is a cancellation point, and a noexcept function
+// around it would need the C++ runtime's personality routine to terminate.
+[[noreturn, gnu::noinline, gnu::cold]] void no_cxx_runtime() {
+  static const char msg[] = "vam: operator new: out of memory, and no C++ runtime to throw std::bad_alloc\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::abort();
+}
+
+// operator new out of memory: call the new_handler and retry while there is
+// one, else throw std::bad_alloc (C++ [new.delete.single]). The handler may
+// throw; the exception passes through these frames (they hold nothing to
+// clean up, and override.cpp keeps its unwind tables: -fexceptions).
+[[gnu::noinline, gnu::cold]] void *new_slow(size_t n, size_t align) {
   for (;;) {
     void *p = align ? v::aligned_or_null(align, n) : v::malloc_impl(n);
     if (p) return p;
-    std::new_handler handler = std::get_new_handler();
+    const NewHandler handler = linked(cxx_get_new_handler) ? cxx_get_new_handler() : nullptr;
     if (!handler) {
-      if (nothrow) return nullptr;
-      throw std::bad_alloc();
+      if (linked(cxx_throw_bad_alloc)) cxx_throw_bad_alloc();
+      no_cxx_runtime();
     }
     handler();
   }
 }
 
-inline void *new_impl(size_t n) {
-  void *p = v::malloc_impl(n);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0, false);
+// What malloc's inline path does not take (malloc_miss, malloc_other), then
+// new_slow on null: passed to malloc_inline, so that operator new's inline
+// path saves no register to test malloc's result after it.
+[[gnu::noinline]] void *new_miss(size_t n) {
+  void *p = v::malloc_miss(n);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
 }
+[[gnu::noinline]] void *new_other(size_t n) {
+  void *p = v::malloc_other(n);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+}
+
+inline void *new_impl(size_t n) { return v::malloc_inline<new_miss, new_other>(n); }
 inline void *new_aligned(size_t n, std::align_val_t a) {
   void *p = v::aligned_or_null(static_cast<size_t>(a), n);
-  return p ? p : new_slow(n, static_cast<size_t>(a), false);
-}
-inline void *new_nothrow(size_t n) noexcept {
-  void *p = v::malloc_impl(n);
-  if (p) return p;
-  try { return new_slow(n, 0, true); } catch (...) { return nullptr; }
-}
-inline void *new_aligned_nothrow(size_t n, std::align_val_t a) noexcept {
-  void *p = v::aligned_or_null(static_cast<size_t>(a), n);
-  if (p) return p;
-  try { return new_slow(n, static_cast<size_t>(a), true); } catch (...) { return nullptr; }
+  return p ? p : new_slow(n, static_cast<size_t>(a));
 }
 
 }  // namespace
 
+// The throwing forms and every delete. The nothrow forms of new are the C++
+// runtime's own, which call these inside a try block: defining them here
+// would need the runtime's exception handling (its personality routine) and
+// so libstdc++ again. They are rare; the hop costs nothing that matters.
 #define VAM_NEW __attribute__((visibility("default")))
 
 VAM_NEW void *operator new(size_t n) { return new_impl(n); }
 VAM_NEW void *operator new[](size_t n) { return new_impl(n); }
-VAM_NEW void *operator new(size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n); }
-VAM_NEW void *operator new[](size_t n, const std::nothrow_t &) noexcept { return new_nothrow(n); }
 VAM_NEW void *operator new(size_t n, std::align_val_t a) { return new_aligned(n, a); }
 VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return new_aligned(n, a); }
-VAM_NEW void *operator new(size_t n, std::align_val_t a, const std::nothrow_t &) noexcept { return new_aligned_nothrow(n, a); }
-VAM_NEW void *operator new[](size_t n, std::align_val_t a, const std::nothrow_t &) noexcept { return new_aligned_nothrow(n, a); }
 
 VAM_NEW void operator delete(void *p) noexcept { v::free_impl(p); }
 VAM_NEW void operator delete[](void *p) noexcept { v::free_impl(p); }
@@ -104,5 +135,3 @@ VAM_NEW void operator delete(void *p, size_t, std::align_val_t) noexcept { v::fr
 VAM_NEW void operator delete[](void *p, size_t, std::align_val_t) noexcept { v::free_impl(p); }
 VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { v::free_impl(p); }
 VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { v::free_impl(p); }
-
-#endif

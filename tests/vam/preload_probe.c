@@ -87,6 +87,10 @@ int main(void) {
   CHECK(d && strlen(d) == 29);
   free(d);
 
+  /* libvam.so needs the C library alone: preloaded into a C program it
+   * brings no C++ runtime with it (loading one costs every exec). */
+  CHECK(dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD) == NULL);
+
   if (failures) return 1;
   printf("preload_probe: ok\n");
   return 0;

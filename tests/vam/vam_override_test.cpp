@@ -1,6 +1,10 @@
-// The real symbol surface of libvam.a: malloc & co., glibc's __libc_* names
-// and the C++ operator new/delete family, linked into this test binary.
-// Release builds only (under ASan the sanitizer owns malloc).
+// The real symbol surface of libvam: malloc & co., glibc's __libc_* names
+// and the C++ operator new/delete family, linked into this test binary, once
+// from libvam.a (vam_override_test) and once from libvam.so
+// (vam_override_shared_test, whose lookup order puts libvam.so before
+// libstdc++ and libc, as LD_PRELOAD does). Release builds only (under ASan
+// the sanitizer owns malloc).
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -134,6 +138,34 @@ TEST(VamOverride, OperatorNewCallsTheNewHandlerBeforeThrowing) {
   EXPECT_THROW(sink = ::operator new(SIZE_MAX - 4096), std::bad_alloc);
   EXPECT_EQ(g_handler_calls, 1);
   std::set_new_handler(nullptr);
+}
+
+struct HandlersOwnBadAlloc : std::bad_alloc {};
+void handler_that_throws() { throw HandlersOwnBadAlloc(); }
+
+TEST(VamOverride, ANewHandlersExceptionPassesThroughOperatorNew) {
+  std::set_new_handler(handler_that_throws);
+  EXPECT_THROW(sink = ::operator new(SIZE_MAX - 4096), HandlersOwnBadAlloc);
+  EXPECT_THROW(sink = ::operator new[](SIZE_MAX - 4096, std::align_val_t{4096}), HandlersOwnBadAlloc);
+  // The nothrow forms (the C++ runtime's, around ours) turn it into null.
+  EXPECT_EQ(::operator new(SIZE_MAX - 4096, std::nothrow), nullptr);
+  std::set_new_handler(nullptr);
+}
+
+// The object (executable or shared library) that holds an address.
+const void *object_of(const void *f) {
+  Dl_info info{};
+  return f && dladdr(f, &info) ? info.dli_fbase : nullptr;
+}
+// The object that defines a symbol the program's calls bind to.
+const void *definer(const char *symbol) { return object_of(dlsym(RTLD_DEFAULT, symbol)); }
+
+TEST(VamOverride, OperatorNewAndDeleteComeFromWhereMallocComes) {
+  const void *vam = object_of(reinterpret_cast<const void *>(&vam_stats));  // libvam's object
+  ASSERT_NE(vam, nullptr);
+  ASSERT_EQ(definer("malloc"), vam);
+  for (const char *op : {"_Znwm", "_Znam", "_ZnwmSt11align_val_t", "_ZdlPv", "_ZdaPv", "_ZdlPvm"})
+    EXPECT_EQ(definer(op), vam) << op;
 }
 
 TEST(VamOverride, AlignedNewHonoursAlignment) {
