@@ -484,6 +484,7 @@ Layout make_layout(const Options &o) noexcept {
                                                                static_cast<std::size_t>(o.block_objects)));
   l.large_max = static_cast<std::uint64_t>(o.large_max);
   l.discard = static_cast<std::uint32_t>(o.discard);
+  l.large_quick = o.large_quick != 0;
   return l;
 }
 
@@ -507,13 +508,16 @@ bool layout_settle() noexcept {
   const std::uint64_t large_max = l.large_max;
   const std::uint32_t discard = l.discard;
   const std::uint32_t order = l.order;
+  const std::uint32_t large_quick = l.large_quick;
   l.large_max = g_layout.large_max;
   l.discard = g_layout.discard;
   l.order = g_layout.order;
+  l.large_quick = g_layout.large_quick;
   const bool same = same_layout(l, g_layout);
   g_layout.large_max = large_max;
   g_layout.discard = discard;
   g_layout.order = order;
+  g_layout.large_quick = large_quick;
   return same;
 }
 
@@ -675,7 +679,14 @@ void large_free_local(Heap *h, void *p) noexcept {
   if (dirty_total(h) > before) note_dirty(h, before <= 0);
 }
 
+// A quick list's chunk first: the heap's remote frees are looked at only when
+// it has none, so that a malloc served from one reads no line but the quick
+// lists' and the chunk's (the remote word's line is another thread's to
+// write). They wait at most as long as the quick lists last: a few chunks a
+// size, refilled only by this thread's own frees.
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
+  if (align <= 16)
+    if (void *p = h->large.alloc_quick(n)) return p;
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   return align <= 16 ? h->large.alloc(n) : h->large.alloc_aligned(n, align);
 }

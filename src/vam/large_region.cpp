@@ -133,7 +133,7 @@ Chunk *LargeHeap::quick_take(std::size_t s) noexcept {
 
 // Hold freed chunk c (s bytes, in use) on its quick list, if there is room.
 bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
-  if (s < kQuickMinChunk || s >= kQuickMaxChunk || options().large_quick == 0) return false;
+  if (s < kQuickMinChunk || s >= kQuickMaxChunk || g_layout.large_quick == 0) return false;
   const int q = quick_list(s);
   // At most a sixteenth of the heap's live large bytes (and kQuickBytes): a
   // heap with few large objects would otherwise hold their memory twice
@@ -165,14 +165,21 @@ void LargeHeap::quick_flush() noexcept {
   quick_bytes_ = 0;
 }
 
-void *LargeHeap::alloc(std::size_t n) noexcept {
+void *LargeHeap::alloc_quick(std::size_t n) noexcept {
+  if (n > region_capacity()) return nullptr;
   std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
   if (s < kMinChunk) s = kMinChunk;
+  Chunk *q = quick_take(s);
+  if (!q) return nullptr;
+  segs_->stats.large(static_cast<std::int64_t>(chunk_size(q) - kChunkHeader), 1);
+  return chunk_payload(q);
+}
+
+void *LargeHeap::alloc(std::size_t n) noexcept {
+  if (void *p = alloc_quick(n)) return p;
   if (n > region_capacity()) return nullptr;
-  if (Chunk *q = quick_take(s)) {
-    segs_->stats.large(static_cast<std::int64_t>(chunk_size(q) - kChunkHeader), 1);
-    return chunk_payload(q);
-  }
+  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
+  if (s < kMinChunk) s = kMinChunk;
   Chunk *c = find(s);
   if (!c) {
     if (!add_region()) return nullptr;

@@ -103,6 +103,8 @@ class LargeHeap {
   }
   // Payload of at least n bytes, 16-byte aligned, or nullptr (out of memory).
   void *alloc(std::size_t n) noexcept;
+  // alloc's first step alone: a chunk held on a quick list, else null.
+  void *alloc_quick(std::size_t n) noexcept;
   // Payload of at least n bytes aligned to `align` (a power of two > 16).
   void *alloc_aligned(std::size_t n, std::size_t align) noexcept;
   // Free a payload from a region this heap owns. Returns pages newly dirty.
@@ -147,15 +149,20 @@ class LargeHeap {
 
   struct Tags;  // how coalesce() reads and accounts for chunk tags (large_region.cpp)
 
-  Heap *owner_ = nullptr;
+  // What a free or malloc through the quick lists reads, first and
+  // together: in a program whose own data evicts the heap between two such
+  // calls, each line read is a miss (sqlite3: five a pair, docs/results.md).
+  // segs_ for the statistics, dirty_ for the heap's discard count, the
+  // lists' bytes and lengths.
   HeapSegments *segs_ = nullptr;  // the owner's: regions come and go, pages are discarded, through it
   std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists
+  std::size_t quick_bytes_ = 0;
+  std::uint8_t quick_n_[kQuickLists] = {};
+  Chunk *quick_[kQuickLists] = {};
+  Heap *owner_ = nullptr;
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;
   LargeBins bins_;
-  std::size_t quick_bytes_ = 0;
-  Chunk *quick_[kQuickLists] = {};
-  std::uint8_t quick_n_[kQuickLists] = {};
 };
 
 }  // namespace alloclab::vam

@@ -190,13 +190,14 @@ struct alignas(64) Layout {
   std::uint32_t lifo;                        // VAM_BLOCK_ALLOC=lifo: blocks threaded when made
   std::uint32_t order;                       // VAM_ORDER (ReuseOrder): where a regained block goes
   unsigned classes;                          // classes in use (<= kNumClasses)
-  // Copies of two options the allocation and free paths read, in the line
+  // Copies of options the allocation and free paths read, in the line
   // malloc reads anyway (options() is a call and one more cold line: 57,000
   // misses on large_max and 56,000 on discard in sqlite3's 0.25 M large
-  // mallocs and frees). They follow the options even once the geometry is
-  // fixed (layout_settle).
+  // mallocs and frees, and 56,000 on large_quick in its large frees). They
+  // follow the options even once the geometry is fixed (layout_settle).
   std::uint64_t large_max;                   // VAM_LARGE_MAX
   std::uint32_t discard;                     // VAM_DISCARD (DiscardPolicy)
+  std::uint32_t large_quick;                 // VAM_LARGE_QUICK (0 off, 1 on)
   std::uint8_t class_of[kPageMax / 8 + 1];   // request n (<= kPageMax) -> class, at (n + 7) >> 3
   std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
   std::uint8_t kind[kNumClasses];            // block kind of each class: kPage << kind bytes
@@ -205,6 +206,7 @@ struct alignas(64) Layout {
 static_assert(offsetof(Layout, inline_limit) / 64 == offsetof(Layout, coarse) / 64 &&
                   offsetof(Layout, inline_limit) / 64 == offsetof(Layout, discard) / 64 &&
                   offsetof(Layout, inline_limit) / 64 == offsetof(Layout, large_max) / 64 &&
+                  offsetof(Layout, inline_limit) / 64 == offsetof(Layout, large_quick) / 64 &&
                   offsetof(Layout, inline_limit) / 64 == offsetof(Layout, page_max) / 64,
               "malloc and free read them together: one cache line");
 
@@ -224,6 +226,7 @@ constexpr Layout default_layout() noexcept {
   l.classes = fine_classes_up_to(l.page_max);
   l.large_max = 256 * 1024;  // the options' defaults (options.hpp)
   l.discard = 2;             // delayed
+  l.large_quick = 1;         // on
   return l;
 }
 

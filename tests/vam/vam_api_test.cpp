@@ -1948,6 +1948,33 @@ TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
   vam_collect();
 }
 
+TEST(VamLarge, RemoteFreesWaitOnlyWhileTheQuickListsServe) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every large malloc applies the remote frees";
+  // A large malloc served from a quick list leaves the heap's remote frees
+  // alone (it reads only the lists' lines); the first the lists cannot serve
+  // applies them, and their chunks are handed out again.
+  sweep_if_quick();
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(12000));  // room on the quick lists
+  std::vector<char *> sent;
+  for (int i = 0; i < 16; ++i) sent.push_back(static_cast<char *>(vam_malloc(10000)));  // large in every geometry
+  std::thread([&] {
+    for (char *p : sent) vam_free(p);  // remote frees into this thread's heap
+  }).join();
+  void *q = vam_malloc(20000);
+  vam_free(q);  // onto its quick list
+  for (int i = 0; i < 100; ++i) {
+    void *r = vam_malloc(20000);
+    ASSERT_EQ(r, q);  // the quick list serves it
+    vam_free(r);
+  }
+  char *n = static_cast<char *>(vam_malloc(10000));  // no such chunk on a list: the remote frees apply
+  EXPECT_NE(std::find(sent.begin(), sent.end(), n), sent.end());
+  vam_free(n);
+  for (void *p : live) vam_free(p);
+  vam_collect();
+}
+
 TEST(VamLarge, DoubleFreeOfAChunkOnAQuickListAborts) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: DoubleFreeOfALargeObject* cover it";
   EXPECT_DEATH(
