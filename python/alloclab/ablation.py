@@ -14,6 +14,7 @@ others at their defaults, on bundled workloads and real programs:
     VAM_BLOCK_OBJECTS 32 | 1 | 64            blocks doubled until they hold 32 (64) objects, or fixed
     VAM_PAGE_MAX     1024 | 8192 | 4096      largest object in page blocks; above, boundary-tagged chunks (§3.1)
     VAM_DISCARD      delayed | eager | off   empty-page discard (§3.6)
+    VAM_LARGE_QUICK  on | off                freed large chunks held whole on quick lists (not the paper's)
 
 Per program and setting it measures wall time (interleaved rounds: each round
 runs every setting of a program in a shuffled order; the ratio to the default
@@ -87,6 +88,10 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("VAM_DISCARD", "delayed", ("delayed", "eager", "off"),
            "discarding every empty page at once costs a system call and a fault per reuse, "
            "\"low\" against paging"),
+    Switch("VAM_LARGE_QUICK", "on", ("on", "off"),
+           "not the paper's, which coalesces every freed large object at once: freed chunks of "
+           "1..64 KiB held whole on per-size lists (at most a sixteenth of the live large bytes) "
+           "for the next request of their size, at the price of the memory they hold"),
 )
 
 MODES = {

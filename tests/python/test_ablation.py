@@ -32,7 +32,7 @@ def test_the_quick_ablation_writes_json_and_markdown(quick_ablation):
     assert isinstance(data["geometry"], str) and isinstance(data["notes"], list)
     names = [s["name"] for s in data["switches"]]
     assert names == ["VAM_CLASSES", "VAM_BLOCK_ALLOC", "VAM_ORDER", "VAM_HEADERS", "VAM_BLOCK_PAGES",
-                     "VAM_BLOCK_OBJECTS", "VAM_PAGE_MAX", "VAM_DISCARD"]
+                     "VAM_BLOCK_OBJECTS", "VAM_PAGE_MAX", "VAM_DISCARD", "VAM_LARGE_QUICK"]
     for s in data["switches"]:
         assert s["default"] in s["values"] and len(s["values"]) >= 2
 
