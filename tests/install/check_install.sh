@@ -81,11 +81,15 @@ set +e
 set -e
 [ "$rc" = 2 ] || fail "vam without a program: status $rc, want 2"
 # the build tree's copy finds the build tree's libvam
-"$build/vam" cat /proc/self/maps | grep -q "$(readlink -f "$build")/src/vam/libvam.so" \
+# (the maps captured first: with pipefail, grep -q leaving early could kill cat
+# with SIGPIPE between two of its writes, and fail the pipeline)
+maps=$("$build/vam" cat /proc/self/maps)
+grep -qF "$(readlink -f "$build")/src/vam/libvam.so" <<<"$maps" \
   || fail "the build tree's vam wrapper does not preload the build tree's libvam"
 # a relocated install finds its own libvam
 mv "$prefix" "$work/moved"
-"$work/moved/bin/vam" cat /proc/self/maps | grep -q "$work/moved/lib/" || fail "relocated vam wrapper"
+maps=$("$work/moved/bin/vam" cat /proc/self/maps)
+grep -qF "$work/moved/lib/" <<<"$maps" || fail "relocated vam wrapper"
 mv "$work/moved" "$prefix"
 
 # ---- man pages render without warnings, and name what they document
