@@ -165,21 +165,23 @@ void LargeHeap::quick_flush() noexcept {
   quick_bytes_ = 0;
 }
 
+// The chunk size that holds an n-byte payload (n <= region_capacity()).
+static std::size_t chunk_for(std::size_t n) noexcept {
+  const std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
+  return s < kMinChunk ? kMinChunk : s;
+}
+
 void *LargeHeap::alloc_quick(std::size_t n) noexcept {
   if (n > region_capacity()) return nullptr;
-  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
-  if (s < kMinChunk) s = kMinChunk;
-  Chunk *q = quick_take(s);
+  Chunk *q = quick_take(chunk_for(n));
   if (!q) return nullptr;
   segs_->stats.large(static_cast<std::int64_t>(chunk_size(q) - kChunkHeader), 1);
   return chunk_payload(q);
 }
 
-void *LargeHeap::alloc(std::size_t n) noexcept {
-  if (void *p = alloc_quick(n)) return p;
+void *LargeHeap::alloc_carved(std::size_t n) noexcept {
   if (n > region_capacity()) return nullptr;
-  std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
-  if (s < kMinChunk) s = kMinChunk;
+  const std::size_t s = chunk_for(n);
   Chunk *c = find(s);
   if (!c) {
     if (!add_region()) return nullptr;

@@ -101,10 +101,12 @@ class LargeHeap {
     owner_ = owner;
     segs_ = segments;
   }
-  // Payload of at least n bytes, 16-byte aligned, or nullptr (out of memory).
-  void *alloc(std::size_t n) noexcept;
-  // alloc's first step alone: a chunk held on a quick list, else null.
+  // Payload of at least n bytes, 16-byte aligned: alloc_quick from a chunk
+  // held on a quick list (else null), alloc_carved best fit from the free
+  // lists or a new region (else null: out of memory). A malloc tries both in
+  // turn (large_alloc, heap.cpp).
   void *alloc_quick(std::size_t n) noexcept;
+  void *alloc_carved(std::size_t n) noexcept;
   // Payload of at least n bytes aligned to `align` (a power of two > 16).
   void *alloc_aligned(std::size_t n, std::size_t align) noexcept;
   // Free a payload from a region this heap owns. Returns pages newly dirty.
