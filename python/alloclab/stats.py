@@ -11,12 +11,16 @@ API::
     geomean(xs) -> float | None                 # positive values only; None when there are none
     bootstrap_interval(xs, stat=median, level=0.95, resamples=2000, seed=1) -> (low, high) | None
     ratio_spread(num, den) -> Spread | None     # paired: per-index ratios num[i] / den[i]
+    median_interval(xs, level=0.75) -> MedianInterval | None  # order statistics that hold the median
     interval_kind(n) -> str                     # the words the reports use for a spread of n values
 
 A spread is min-max over the repeats: with the few repeats a lab run makes
 (3-5), a bootstrap interval adds little over the range and hides how few
 values there were, so the range is the default and the bootstrap is offered
-where many values exist (pooled over programs or runs).
+where many values exist (pooled over programs or runs). A verdict, which must
+not change its meaning with the number of repeats, takes median_interval: a
+pair of order statistics chosen for a stated probability of holding the
+median, which narrows as repeats are added where min-max only widens.
 """
 
 from __future__ import annotations
@@ -100,6 +104,48 @@ def ratio_spread(num: Sequence, den: Sequence) -> Spread | None:
         if b > 0 and a >= 0:
             rs.append(a / b)
     return spread(rs)
+
+
+@dataclasses.dataclass(frozen=True)
+class MedianInterval:
+    low: float
+    high: float
+    coverage: float  # the probability that [low, high] holds the median
+    n: int
+    k: int           # low and high are the k-th smallest and k-th largest values
+    level: float     # the probability asked for
+
+    @property
+    def reached(self) -> bool:
+        """n values were enough for the level asked (min-max of two values holds the median
+        only half the time; three are the fewest that reach 0.75)."""
+        return self.coverage >= self.level
+
+
+def median_interval(xs: Iterable, level: float = 0.75) -> MedianInterval | None:
+    """The distribution-free interval for the median of the values' population.
+
+    For n independent draws the k-th smallest and k-th largest hold the median with
+    probability 1 - 2 P(Binomial(n, 1/2) <= k - 1), whatever the distribution. The
+    interval taken is the narrowest such pair whose probability is at least LEVEL;
+    when even min-max falls short (too few values), min-max with its own, lower,
+    coverage (`reached` is then false). At 0.75: min-max for 3 to 5 values (0.75,
+    0.875, 0.94), the 2nd from each end for 6 to 8 (0.78-0.93), the 3rd for 9 and
+    10, the 4th for 11 to 13."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, not {level!r}")
+    v = sorted(_clean(xs))
+    n = len(v)
+    if n == 0:
+        return None
+
+    def cover(k: int) -> float:
+        return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2.0 ** n
+
+    k = 1
+    while 2 * (k + 1) <= n + 1 and cover(k + 1) >= level:
+        k += 1
+    return MedianInterval(v[k - 1], v[n - k], cover(k), n, k, level)
 
 
 def _beta_cf(a: float, b: float, x: float) -> float:

@@ -823,8 +823,10 @@ def write_outputs(analysis: dict, outdir: str) -> str:
     _write_json(os.path.join(outdir, "findings.json"), analysis)
     _write_json(os.path.join(outdir, "verdicts.json"),
                 {"format_version": FORMAT_VERSION, "run": analysis["meta"]["mode"],
-                 "spread": "min-max over the repeats (each with its own littering seed); exact for "
-                           "deterministic instruments", "verdicts": analysis["verdicts"]})
+                 "spread": (f"the interval of order statistics that holds the median of the repeats (each "
+                            f"with its own littering seed) with probability at least {verdicts.LEVEL}; exact "
+                            "for deterministic instruments"), "level": verdicts.LEVEL,
+                 "verdicts": analysis["verdicts"]})
     _write(os.path.join(outdir, "verdicts.md"), verdicts_markdown(analysis["verdicts"]))
     return study_report.write_report(analysis, outdir)
 
@@ -864,12 +866,13 @@ def rerender(outdir: str) -> str:
 def add_arguments(ss) -> None:
     """`alloclab study [--quick | --full] [-r N] [--allocators LIST] [-o DIR]` (declared in cli.COMMANDS)."""
     from alloclab import args as A
-    A.add_mode(ss, "a smoke test: small inputs, Adv_0 and Adv_3, two runs each (about 2 minutes)",
+    A.add_mode(ss, "a smoke test: small inputs, Adv_0 and Adv_3, two runs each, too few for the timed "
+               "claims' verdicts (about 2 minutes)",
                "bigger inputs, every littering level, more runs")
     ss.add_argument("-r", "--runs", type=A.count_type(1), default=None, metavar="N",
                     help="timed runs per program, allocator and level (default: 2 with --quick, 3, "
-                         "5 with --full); more runs steady the medians, while the min-max spreads "
-                         "the verdicts use can only widen")
+                         "5 with --full); more runs steady the medians and narrow the verdicts' "
+                         "intervals; fewer than 3 leave the timed claims without a verdict")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")

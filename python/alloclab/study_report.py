@@ -27,7 +27,7 @@ import base64
 import json
 import os
 
-from alloclab import plots, report
+from alloclab import plots, report, verdicts
 from alloclab.verdicts import show
 
 ABLATION_FORMAT = 1   # the format_version of ablation/ablation.json this report renders
@@ -103,7 +103,8 @@ def _verdict_rows(vs) -> list[dict]:
             meas, spread = "–", "–"
         rows.append({"paper": v["paper"], "claim": v["claim"], "paper_value": v["paper_value"], "measured": meas,
                      "spread": spread, "n": v["n"], "verdict": v["verdict"], "what": v.get("what", ""),
-                     "rule": v["rule"], "notes": " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)})
+                     "rule": v["rule"] + (f" Interval: {v['spread']}." if v["n"] and v.get("spread") else ""),
+                     "notes": " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)})
     return rows
 
 
@@ -210,9 +211,12 @@ def context(analysis: dict, outdir: str) -> dict:
     allocs = meta.get("allocators", [])
     vs = analysis.get("verdicts", [])
     sections = [{"id": "verdicts", "title": "The papers' claims", "blocks": [
-        _p("Each row is computed from this run. The spread is min–max over the repeats (each repeat "
-           "littered with its own seed, so it samples heap layouts); deterministic instruments give one "
-           "exact value. A spread that straddles the paper's threshold is inconclusive. Times for the 2026 "
+        _p("Each row is computed from this run. A measurement is one value per repeat (each repeat "
+           f"littered with its own seed, so it samples heap layouts); its spread is the interval that holds "
+           f"the values' median with probability at least {verdicts.LEVEL:.2f} whatever their distribution "
+           "(min–max of three to five repeats, the second from each end of six to eight, narrower with "
+           "more); deterministic instruments give one exact value. A spread that straddles the paper's "
+           "threshold is inconclusive, and so is a timed claim with fewer than three repeats. Times for the 2026 "
            "claims are measured inside the process from the end of littering to exit, as the paper's "
            "litterer does; the 2002 and 2005 claims use the wall time of clean runs."),
         {"kind": "verdicts", "rows": _verdict_rows(vs)}]}]

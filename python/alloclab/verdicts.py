@@ -3,15 +3,21 @@
 Each claim names the number a paper reports and how to measure the same
 number here. A measurement is a list of values, one per repeat of the study
 (the repeats litter with different seeds, so they sample heap layouts too);
-its spread is their min-max. A rule turns the spread into a verdict:
+its spread is the interval that holds their median with probability at least
+LEVEL (0.75), whatever their distribution: a pair of order statistics
+(stats.median_interval), min-max for three to five repeats, the second from
+each end for six to eight, narrower still with more. A fixed probability
+keeps a verdict's meaning when repeats are added: min-max of seven holds the
+median with probability 0.98 and only widens with each repeat, so more runs
+would leave more claims inconclusive. A rule turns the spread into a verdict:
 
   confirmed     the whole spread lies inside the paper's band
   stronger      the whole spread lies beyond the band, in the claimed direction
   weaker        the whole spread lies short of the band, not beyond the null value
   refuted       the whole spread lies at or beyond the null value (no effect, or the
                 opposite one), or above an upper bound the paper states
-  inconclusive  the spread straddles a threshold, or there is no spread (one run
-                of a timed measure): never counted as confirmed
+  inconclusive  the spread straddles a threshold, or too few repeats of a timed
+                measure for the level (one or two): never counted as confirmed
 
 Instruments that are deterministic (callgrind, cachegrind, the drag and
 fragmentation simulators) give one exact value: their spread is that value.
@@ -19,7 +25,8 @@ fragmentation simulators) give one exact value: their spread is that value.
 API::
 
     Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0)
-    judge(rule, values, exact=False) -> (verdict, low, high, n)
+    judge(rule, values, exact=False) -> (verdict, low, high, n, coverage)
+    LEVEL                                   # the probability a verdict's interval holds the median
     CLAIMS                                  # every claim the study can test
     evaluate(data: StudyData) -> list[dict] # one verdict row per claim with data
     StudyData(rows, drag=None, frag=None, cache=None, memops=None, partial=())
@@ -34,6 +41,7 @@ from alloclab import stats
 from alloclab.workloads import PAPER_TABLE3
 
 VERDICTS = ("confirmed", "weaker", "stronger", "refuted", "inconclusive")
+LEVEL = 0.75  # what min-max of three repeats, the default study's, holds
 
 
 # ---------------------------------------------------------------- rules
@@ -109,14 +117,37 @@ def around(value: float) -> Band:
 
 
 def judge(rule, values, exact: bool = False):
-    """(verdict, low, high, n) for the per-repeat values of one measurement."""
+    """(verdict, low, high, n, coverage) for the per-repeat values of one measurement:
+    low-high is the interval that holds their median with probability `coverage`
+    (stats.median_interval at LEVEL); exact values are their own interval (coverage 1).
+    Fewer repeats than LEVEL needs give the interval and no verdict."""
     vals = [v for v in values if v is not None]
     if not vals:
         return None
-    low, high = min(vals), max(vals)
-    if len(vals) < 2 and not exact:
-        return "inconclusive", low, high, len(vals)
-    return rule.judge(low, high), low, high, len(vals)
+    if exact:
+        low, high = min(vals), max(vals)
+        return rule.judge(low, high), low, high, len(vals), 1.0
+    iv = stats.median_interval(vals, LEVEL)
+    if not iv.reached:
+        return "inconclusive", iv.low, iv.high, iv.n, iv.coverage
+    return rule.judge(iv.low, iv.high), iv.low, iv.high, iv.n, iv.coverage
+
+
+def spread_words(n: int, coverage: float, exact: bool) -> str:
+    """How a verdict row's interval was taken, in the words the reports print."""
+    if exact:
+        return "exact (deterministic instrument)"
+    if n == 0:
+        return "nothing measured"
+    k = stats.median_interval(range(n), LEVEL).k
+    ends = "min-max" if k == 1 else f"{_ordinal(k)} smallest to {_ordinal(k)} largest"
+    return f"{ends} of {n} repeat{'s' if n != 1 else ''}: holds the median with probability {coverage:.2f}"
+
+
+def _ordinal(k: int) -> str:
+    if k % 100 in (11, 12, 13):
+        return f"{k}th"
+    return f"{k}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
 
 
 # ---------------------------------------------------------------- the data
@@ -458,12 +489,16 @@ def evaluate(d: StudyData, claims=CLAIMS) -> list[dict]:
         row = {"id": c.id, "paper": c.paper, "claim": c.claim, "paper_value": c.paper_value,
                "measured": None, "low": None, "high": None, "n": 0, "verdict": "inconclusive",
                "rule": c.rule.text(), "what": what, "unit": c.unit,
-               "spread": "exact (deterministic instrument)" if exact else "min-max over repeats"}
+               "spread": spread_words(0, 0.0, exact)}
         if j:
-            verdict, low, high, n = j
-            row.update(measured=stats.median(values), low=low, high=high, n=n, verdict=verdict)
+            verdict, low, high, n, coverage = j
+            row.update(measured=stats.median(values), low=low, high=high, n=n, verdict=verdict,
+                       coverage=coverage, spread=spread_words(n, coverage, exact))
             if n < 2 and not exact:
                 row["note"] = "one run: no spread, so no verdict"
+            elif coverage < LEVEL and not exact:
+                row["note"] = (f"{n} runs: their min-max holds the median with probability {coverage:.2f}, "
+                               f"under the {LEVEL:.2f} a verdict needs (3 runs at least)")
         else:
             row["note"] = "not measured in this run"
         off = [w for w, m in sorted((d.memops or {}).items())

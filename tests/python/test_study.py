@@ -141,8 +141,10 @@ def test_a_rerender_applies_the_current_rules_to_the_saved_rows(quick_study, tmp
     copy = tmp_path / "again"
     shutil.copytree(out, copy)
     old = {v["id"]: v for v in json.loads((out / "verdicts.json").read_text())["verdicts"]}
-    measured = [i for i, c in enumerate(verdicts.CLAIMS) if old[c.id]["n"]]
-    assert measured, "the quick study measured no claim"
+    # a claim the rules judged (the timed ones have two runs here, too few for a verdict)
+    measured = [i for i, c in enumerate(verdicts.CLAIMS)
+                if old[c.id]["n"] and old[c.id].get("coverage", 0) >= verdicts.LEVEL]
+    assert measured, "the quick study judged no claim"
     i = measured[0]
     claim = verdicts.CLAIMS[i]
     # a rule that turns this claim's verdict around: nothing is at most -1e9, everything at most 1e9
@@ -172,3 +174,20 @@ def test_the_memory_section_measures_drag_fragmentation_and_pages(quick_study):
         assert d["total_drag"] >= 1.0 and d["peak_bytes_actual"] >= d["peak_bytes_immediate"] > 0
     assert set(mem["pages"]) == {"glibc", "mimalloc"}
     assert all(f["fragmentation"] > 0 for f in mem["frag"])
+
+
+def test_two_runs_give_the_timed_claims_no_verdict_and_say_why(quick_study):
+    """--quick makes two runs: min-max of two holds the median half the time, under the 0.75 a
+    verdict needs. Exact instruments are judged all the same."""
+    _, out, _ = quick_study
+    from alloclab import verdicts
+    doc = json.loads((out / "verdicts.json").read_text())
+    assert doc["level"] == verdicts.LEVEL
+    timed = [v for v in doc["verdicts"] if v["n"] == 2]
+    assert timed, "no timed claim was measured"
+    for v in timed:
+        assert v["verdict"] == "inconclusive" and v["coverage"] == 0.5 and "3 runs" in v["note"], v
+        assert v["spread"].startswith("min-max of 2 repeats")
+    exact = [v for v in doc["verdicts"] if v["n"] and v["spread"].startswith("exact")]
+    assert exact and all(v["coverage"] == 1.0 for v in exact)
+    assert any(v["verdict"] != "inconclusive" for v in exact)

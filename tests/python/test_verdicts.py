@@ -41,8 +41,50 @@ def test_a_spread_straddling_the_band_is_inconclusive_never_confirmed():
 
 
 def test_much_larger_and_much_smaller_gains_are_stronger_and_weaker():
-    assert boxed([1.0, 1.0], [1.30, 1.40])["verdict"] == "stronger"
-    assert boxed([1.0, 1.0], [1.002, 1.005])["verdict"] == "weaker"
+    assert boxed([1.0] * 3, [1.30, 1.40, 1.35])["verdict"] == "stronger"
+    assert boxed([1.0] * 3, [1.002, 1.005, 1.004])["verdict"] == "weaker"
+
+
+def test_two_runs_are_too_few_for_a_verdict():
+    """min-max of two values holds their median only half the time."""
+    r = boxed([1.0, 1.0], [1.30, 1.40])
+    assert r["verdict"] == "inconclusive" and r["n"] == 2 and r["coverage"] == pytest.approx(0.5)
+    assert "0.50" in r["note"] and "3 runs" in r["note"]
+
+
+def test_more_repeats_narrow_the_interval_instead_of_widening_it():
+    """Seven repeats with one disturbed run: min-max would straddle the band, the interval at
+    the same probability (the 2nd smallest to the 2nd largest) lies inside it."""
+    naive = [1.021, 1.022, 1.023, 1.024, 1.025, 1.026, 1.09]      # one run 9% off
+    r = boxed([1.0] * 7, naive)
+    assert r["verdict"] == "confirmed"
+    assert r["low"] == pytest.approx(0.022) and r["high"] == pytest.approx(0.026)
+    assert r["coverage"] >= V.LEVEL and r["spread"].startswith("2nd smallest to 2nd largest of 7")
+    three = boxed([1.0] * 3, [1.022, 1.024, 1.09])
+    assert three["verdict"] == "inconclusive" and three["spread"].startswith("min-max of 3")
+
+
+def test_the_median_interval_holds_the_median_as_often_as_it_says():
+    """Coverage by simulation: skewed draws, the true median known."""
+    import random
+    from alloclab import stats
+    rng = random.Random(7)
+    for n in (3, 5, 7, 9, 12):
+        hits = 0
+        trials = 4000
+        for _ in range(trials):
+            xs = [rng.expovariate(1.0) for _ in range(n)]        # median ln 2
+            iv = stats.median_interval(xs, 0.75)
+            hits += iv.low <= 0.6931471805599453 <= iv.high
+        expect = stats.median_interval(range(n), 0.75).coverage
+        assert expect >= 0.75 and abs(hits / trials - expect) < 0.03, (n, hits / trials, expect)
+
+
+def test_the_median_interval_rejects_a_level_outside_zero_to_one():
+    from alloclab import stats
+    with pytest.raises(ValueError):
+        stats.median_interval([1, 2, 3], 1.0)
+    assert stats.median_interval([], 0.75) is None
 
 
 def test_one_timed_run_gives_no_verdict():
