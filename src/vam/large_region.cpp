@@ -179,14 +179,46 @@ void *LargeHeap::alloc_quick(std::size_t n) noexcept {
   return chunk_payload(q);
 }
 
+// Whether carving s bytes from free chunk c puts pages into use: pages it
+// discarded, which come back as they are written, or pages the heap never
+// touched (past its region's touched end).
+bool LargeHeap::brings_pages(const Chunk *c, std::size_t s) noexcept {
+  const std::size_t cs = chunk_size(c);
+  const std::size_t used = cs - s >= kMinChunk ? s : cs;  // take() hands out the whole chunk otherwise
+  return c->disc_pages != 0 ||
+         reinterpret_cast<const char *>(c) + used + kChunkHeader > segment_of(c)->touched_end;
+}
+
+// A free chunk of at least s bytes, mapping a region when none is left (null:
+// out of memory). When the best fit would put pages into use, the chunks the
+// quick lists hold go through the coalescing free first and the search is
+// made again: held whole, they are memory the heap already uses that a
+// request of another size cannot reach, and the heap grew around them
+// (gp_mix's peak: 27 pages more than without the lists, docs/results.md). A
+// chunk is flushed at most once per time it was put on a list, so this costs
+// at most what the coalescing free would have cost at its free. The heap's
+// discard count learns of the flushed chunks' pages at its next free.
+inline Chunk *LargeHeap::find_or_grow(std::size_t s) noexcept {
+  Chunk *c = find(s);
+  if (VAM_LIKELY(c != nullptr) && (quick_bytes_ == 0 || !brings_pages(c, s))) return c;
+  return grow(s, c);
+}
+
+// find_or_grow's other half: c, the best fit (or null), would grow the heap.
+Chunk *LargeHeap::grow(std::size_t s, Chunk *c) noexcept {
+  if (quick_bytes_ != 0) {
+    quick_flush();
+    c = find(s);
+  }
+  if (c != nullptr || !add_region()) return c;
+  return find(s);
+}
+
 void *LargeHeap::alloc_carved(std::size_t n) noexcept {
   if (n > region_capacity()) return nullptr;
   const std::size_t s = chunk_for(n);
-  Chunk *c = find(s);
-  if (!c) {
-    if (!add_region()) return nullptr;
-    c = find(s);
-  }
+  Chunk *c = find_or_grow(s);
+  if (!c) return nullptr;
   c = take(c, s);
   segs_->stats.large(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader), 1);
   return chunk_payload(c);
@@ -209,11 +241,8 @@ void *LargeHeap::alloc_aligned(std::size_t n, std::size_t align) noexcept {
   if (s < kMinChunk) s = kMinChunk;
   const std::size_t total = s + align + kMinChunk;
   if (total - kChunkHeader > region_capacity()) return nullptr;
-  Chunk *c = find(total);
-  if (!c) {
-    if (!add_region()) return nullptr;
-    c = find(total);
-  }
+  Chunk *c = find_or_grow(total);
+  if (!c) return nullptr;
   c = take(c, total);
   auto p = reinterpret_cast<std::uintptr_t>(chunk_payload(c));
   if (p & (align - 1)) {

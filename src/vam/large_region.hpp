@@ -73,7 +73,8 @@ struct ChunkLinks {
 // size serves (LargeHeap::quick_take). At most kQuickPerList a list and, in
 // all, a sixteenth of the heap's live large bytes and kQuickBytes; they go
 // through the coalescing free at every full sweep (vam_collect, thread exit,
-// a heap over its discard budget).
+// a heap over its discard budget) and whenever a request would otherwise put
+// pages into use (LargeHeap::find_or_grow): they never make the heap grow.
 inline constexpr std::size_t kQuickMinChunk = 1024;
 inline constexpr std::size_t kQuickMaxChunk = std::size_t{64} << 10;
 inline constexpr int kQuickLists = 6 * 8;  // 1 KiB .. 64 KiB
@@ -139,6 +140,9 @@ class LargeHeap {
   void insert(Chunk *c) noexcept;
   void remove(Chunk *c) noexcept;
   Chunk *find(std::size_t s) noexcept;
+  Chunk *find_or_grow(std::size_t s) noexcept;
+  Chunk *grow(std::size_t s, Chunk *c) noexcept;
+  static bool brings_pages(const Chunk *c, std::size_t s) noexcept;
   bool add_region() noexcept;
   Chunk *take(Chunk *c, std::size_t s) noexcept;
   Chunk *quick_take(std::size_t s) noexcept;

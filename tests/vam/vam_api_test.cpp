@@ -1912,6 +1912,33 @@ TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
   vam_free(guard);
 }
 
+TEST(VamLarge, ChunksOnTheQuickListsNeverMakeTheHeapGrow) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces at once";
+  // Three adjacent objects freed onto the quick lists, held there whole; an
+  // object as big as the three together takes no page the heap has not used
+  // (their place, or a hole a test before left): the lists go through the
+  // coalescing free before the heap touches new pages.
+  sweep_if_quick();
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(20000));  // the lists hold up to a sixteenth of these
+  char *a = static_cast<char *>(vam_malloc(20000));
+  char *b = static_cast<char *>(vam_malloc(20000));
+  char *c = static_cast<char *>(vam_malloc(20000));
+  char *guard = static_cast<char *>(vam_malloc(20000));
+  ASSERT_EQ(b - a, 20016);
+  ASSERT_EQ(c - b, 20016);
+  vam_free(b);
+  vam_free(a);
+  vam_free(c);
+  const std::size_t before = stats().pages_in_use;
+  char *big = static_cast<char *>(vam_malloc(60000));
+  EXPECT_LE(stats().pages_in_use, before) << "the heap grew around the chunks on its quick lists";
+  vam_free(big);
+  vam_free(guard);
+  for (void *p : live) vam_free(p);
+  vam_collect();
+}
+
 TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
   sweep_if_quick();
   std::vector<char *> v;
