@@ -103,9 +103,22 @@ def _verdict_rows(vs) -> list[dict]:
             meas, spread = "–", "–"
         rows.append({"paper": v["paper"], "claim": v["claim"], "paper_value": v["paper_value"], "measured": meas,
                      "spread": spread, "n": v["n"], "verdict": v["verdict"], "what": v.get("what", ""),
-                     "rule": v["rule"] + (f" Interval: {v['spread']}." if v["n"] and v.get("spread") else ""),
+                     "rule": (v["rule"].rstrip(".") + f". Interval: {v['spread']}." if v["n"] and v.get("spread")
+                              else v["rule"]),
                      "notes": " ".join(x for x in (v.get("note"), v.get("weight_note")) if x)})
     return rows
+
+
+def _command(meta: dict) -> str:
+    """The study's command as far as the findings tell it: its mode, and -r N when the runs per
+    cell were not the mode's."""
+    from alloclab.study import MODES
+    mode = meta.get("mode")
+    cmd = "alloclab study" + {"quick": " --quick", "full": " --full"}.get(mode, "")
+    repeat = meta.get("repeat")
+    if mode in MODES and repeat is not None and repeat != MODES[mode]["repeat"]:
+        cmd += f" -r {repeat}"
+    return cmd
 
 
 def _headline(vs) -> str:
@@ -371,7 +384,7 @@ def context(analysis: dict, outdir: str) -> dict:
     return {
         "title": "alloclab study", "heading": "alloclab study: the papers' claims on this machine",
         "headline": _headline(vs),
-        "command": "alloclab study" + {"quick": " --quick", "full": " --full"}.get(meta.get("mode"), ""),
+        "command": _command(meta),
         "sections": sections,
         "allocators": {"head": ["allocator", "version", "path"], "scroll": True,
                        "rows": [[a["name"], a.get("version"), a.get("path") or "(the C library)"]

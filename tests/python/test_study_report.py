@@ -61,7 +61,7 @@ def _render(tmp_path, analysis, ablation=None):
 def test_the_study_page_opens_with_the_headline_and_the_verdict_table(tmp_path):
     doc = _render(tmp_path, _analysis())
     assert "<p class='headline'>Of 1 claims of the three papers tested on this machine: 1 confirmed.</p>" in doc
-    assert "<code>alloclab study --quick</code>" in doc
+    assert "<code>alloclab study --quick -r 3</code>" in doc  # the fixture ran 3, quick makes 2
     assert "<b class='verdict v-confirmed'>confirmed</b>" in doc
     assert "<td>+1.0%</td><td>+0.5% – +2.0%</td><td>3</td>" in doc
     assert doc.index("id='verdicts'") < doc.index("id='rq1'") < doc.index("id='general'") < doc.index("id='setup'")
@@ -147,3 +147,21 @@ def test_without_matplotlib_the_page_says_which_plot_is_missing(tmp_path, monkey
     assert ("<p class='note'>(plot not drawn, matplotlib is not installed: RQ1: custom / naive time per workload "
             "and littering level, one bar per allocator.)</p>") in doc
     assert "<table class='verdicts'>" in doc
+
+
+def test_the_command_line_names_the_runs_when_they_are_not_the_modes(tmp_path):
+    """A study run with -r N says so where the report gives its command (quick makes 2)."""
+    a = _analysis()
+    page = _render(tmp_path, a)
+    assert "alloclab study --quick -r 3" in page
+    a["meta"]["repeat"] = 2
+    (tmp_path / "two").mkdir()
+    page = _render(tmp_path / "two", a)
+    assert "alloclab study --quick" in page and "-r 2" not in page
+
+
+def test_each_verdict_row_says_how_its_interval_was_taken(tmp_path):
+    a = _analysis()
+    a["verdicts"][0]["spread"] = "min-max of 3 repeats: holds the median with probability 0.75"
+    page = _render(tmp_path, a)
+    assert "[0.01, 0.05]. Interval: min-max of 3 repeats: holds the median with probability 0.75." in page
