@@ -1881,7 +1881,8 @@ TEST(VamReap, ABlockWaitingAtTheBackKeepsItsChecks) {
 }
 
 // VAM_LARGE_QUICK=on (the default) holds freed large chunks whole on quick
-// lists until the next full sweep, which vam_collect makes; =off coalesces
+// lists until the next full sweep, which vam_collect makes, or a request
+// that would put pages into use (LargeHeap::find_or_grow); =off coalesces
 // at each free (ctest runs the VamLarge tests both ways).
 bool large_quick_on() {
   const char *v = getenv("VAM_LARGE_QUICK");
@@ -1891,20 +1892,27 @@ void sweep_if_quick() {
   if (large_quick_on()) vam_collect();
 }
 
+// Three adjacent 20000-byte objects, then a guard after them; the three
+// freed, the middle one first. *a: the first of the three.
+void free_three_adjacent(char **a, char **guard) {
+  *a = static_cast<char *>(vam_malloc(20000));
+  char *b = static_cast<char *>(vam_malloc(20000));
+  char *c = static_cast<char *>(vam_malloc(20000));
+  *guard = static_cast<char *>(vam_malloc(20000));
+  ASSERT_EQ(b - *a, 20016);
+  ASSERT_EQ(c - b, 20016);
+  vam_free(b);
+  vam_free(*a);
+  vam_free(c);
+}
+
 TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
   // Three adjacent large objects; free all three; an object as big as all
   // three together fits at the first one's address (coalescing: at once,
   // or at the sweep with the quick lists on).
   sweep_if_quick();  // no chunk a test before left on a quick list
-  char *a = static_cast<char *>(vam_malloc(20000));
-  char *b = static_cast<char *>(vam_malloc(20000));
-  char *c = static_cast<char *>(vam_malloc(20000));
-  char *guard = static_cast<char *>(vam_malloc(20000));
-  ASSERT_EQ(b - a, 20016);
-  ASSERT_EQ(c - b, 20016);
-  vam_free(b);
-  vam_free(a);
-  vam_free(c);
+  char *a, *guard;
+  ASSERT_NO_FATAL_FAILURE(free_three_adjacent(&a, &guard));
   sweep_if_quick();
   char *big = static_cast<char *>(vam_malloc(60000));
   EXPECT_EQ(big, a);
@@ -1921,15 +1929,8 @@ TEST(VamLarge, ChunksOnTheQuickListsNeverMakeTheHeapGrow) {
   sweep_if_quick();
   std::vector<void *> live;
   for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(20000));  // the lists hold up to a sixteenth of these
-  char *a = static_cast<char *>(vam_malloc(20000));
-  char *b = static_cast<char *>(vam_malloc(20000));
-  char *c = static_cast<char *>(vam_malloc(20000));
-  char *guard = static_cast<char *>(vam_malloc(20000));
-  ASSERT_EQ(b - a, 20016);
-  ASSERT_EQ(c - b, 20016);
-  vam_free(b);
-  vam_free(a);
-  vam_free(c);
+  char *a, *guard;
+  ASSERT_NO_FATAL_FAILURE(free_three_adjacent(&a, &guard));
   const std::size_t before = stats().pages_in_use;
   char *big = static_cast<char *>(vam_malloc(60000));
   EXPECT_LE(stats().pages_in_use, before) << "the heap grew around the chunks on its quick lists";
