@@ -25,7 +25,7 @@ fragmentation simulators) give one exact value: their spread is that value.
 API::
 
     Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0)
-    judge(rule, values, exact=False) -> (verdict, low, high, n, coverage)
+    judge(rule, values, exact=False) -> (verdict, low, high, n, coverage, k)
     LEVEL                                   # the probability a verdict's interval holds the median
     CLAIMS                                  # every claim the study can test
     evaluate(data: StudyData) -> list[dict] # one verdict row per claim with data
@@ -117,29 +117,29 @@ def around(value: float) -> Band:
 
 
 def judge(rule, values, exact: bool = False):
-    """(verdict, low, high, n, coverage) for the per-repeat values of one measurement:
-    low-high is the interval that holds their median with probability `coverage`
-    (stats.median_interval at LEVEL); exact values are their own interval (coverage 1).
-    Fewer repeats than LEVEL needs give the interval and no verdict."""
+    """(verdict, low, high, n, coverage, k) for the per-repeat values of one measurement:
+    low-high, the k-th smallest to the k-th largest, is the interval that holds their
+    median with probability `coverage` (stats.median_interval at LEVEL); exact values
+    are their own interval (coverage 1). Fewer repeats than LEVEL needs give the
+    interval and no verdict."""
     vals = [v for v in values if v is not None]
     if not vals:
         return None
     if exact:
         low, high = min(vals), max(vals)
-        return rule.judge(low, high), low, high, len(vals), 1.0
+        return rule.judge(low, high), low, high, len(vals), 1.0, 1
     iv = stats.median_interval(vals, LEVEL)
-    if not iv.reached:
-        return "inconclusive", iv.low, iv.high, iv.n, iv.coverage
-    return rule.judge(iv.low, iv.high), iv.low, iv.high, iv.n, iv.coverage
+    verdict = rule.judge(iv.low, iv.high) if iv.reached else "inconclusive"
+    return verdict, iv.low, iv.high, iv.n, iv.coverage, iv.k
 
 
-def spread_words(n: int, coverage: float, exact: bool) -> str:
-    """How a verdict row's interval was taken, in the words the reports print."""
+def spread_words(n: int, coverage: float, exact: bool, k: int = 1) -> str:
+    """How a verdict row's interval (the k-th smallest to the k-th largest of n) was taken,
+    in the words the reports print."""
     if exact:
         return "exact (deterministic instrument)"
     if n == 0:
         return "nothing measured"
-    k = stats.median_interval(range(n), LEVEL).k
     ends = "min-max" if k == 1 else f"{_ordinal(k)} smallest to {_ordinal(k)} largest"
     return f"{ends} of {n} repeat{'s' if n != 1 else ''}: holds the median with probability {coverage:.2f}"
 
@@ -491,9 +491,9 @@ def evaluate(d: StudyData, claims=CLAIMS) -> list[dict]:
                "rule": c.rule.text(), "what": what, "unit": c.unit,
                "spread": spread_words(0, 0.0, exact)}
         if j:
-            verdict, low, high, n, coverage = j
+            verdict, low, high, n, coverage, k = j
             row.update(measured=stats.median(values), low=low, high=high, n=n, verdict=verdict,
-                       coverage=coverage, spread=spread_words(n, coverage, exact))
+                       coverage=coverage, spread=spread_words(n, coverage, exact, k))
             if n < 2 and not exact:
                 row["note"] = "one run: no spread, so no verdict"
             elif coverage < LEVEL and not exact:
