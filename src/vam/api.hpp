@@ -45,14 +45,35 @@ void *malloc_miss(std::size_t n) noexcept;
 void *malloc_other(std::size_t n) noexcept;
 void free_checked(Segment *s, void *p) noexcept;
 
-// inline_limit is kSmallMax + 1 in the default geometry, else 0
-// (VAM_HEADERS=on, VAM_CLASSES=coarse: size_classes.hpp), so the inline path
-// finds the default class's front by the request's granule (heap.hpp,
-// kFrontSlots) with no test of the spacing.
-//
-// The class's hot object, if there is one, comes first (heap.hpp,
-// FrontSlot): the object the last free into a full block gave back, no
-// block to update.
+// The class's hot list, if it holds an object, comes first (heap.hpp,
+// FrontSlot): the object the last free into a full block gave back, no block
+// to update. Then the front block; Miss(n) when neither serves.
+template <auto Miss>
+[[gnu::always_inline]] inline void *malloc_from(FrontSlot &slot, std::size_t n) noexcept(noexcept(Miss(n))) {
+  if (const std::uintptr_t v = load_relaxed(slot.hot)) {
+    if (VAM_LIKELY((v & 7) == 0)) {  // a list of one
+      store_relaxed<std::uintptr_t>(slot.hot, 0);
+      return reinterpret_cast<void *>(v);
+    }
+    void *p = hot_head(v);
+    store_relaxed(slot.hot, *static_cast<const std::uintptr_t *>(p) ^ g_free_key);
+    return p;
+  }
+  if (void *p = small_alloc_front(slot.front)) return p;
+  return Miss(n);
+}
+
+// In the default geometry (size_classes.hpp, inline_fine and inline_tiny;
+// both 0 in the others: VAM_HEADERS=on, VAM_CLASSES=coarse) the inline path
+// finds the class's entry from the request: 9..kSmallMax bytes at byte
+// offset 16 * class, which is (n + 15) & ~15, and 0..8 bytes at the 8-byte
+// class's, slots[0]. The range check of the first is one compare of n - 9
+// (the 0..8 bytes wrap round above every limit), so the split costs the
+// common request nothing; a request of 0..8 bytes pays a second compare
+// and a jump. Both end in one offset from the heap: written as one path,
+// the compiler keeps the entry's address out of the return register (as
+// two, it moved every result into place: one instruction and a jump more
+// on each front-block malloc).
 //
 // Miss and Other take what the inline path does not (malloc_miss and
 // malloc_other for malloc), called last, so that the inline path saves no
@@ -60,28 +81,12 @@ void free_checked(Segment *s, void *p) noexcept;
 // new_handler on null (override.cpp). The inline path itself never fails.
 template <auto Miss, auto Other>
 inline void *malloc_inline(std::size_t n) noexcept(noexcept(Miss(n)) && noexcept(Other(n))) {
-  if (VAM_LIKELY(n < g_layout.inline_limit)) {
-    // The granule's entry at byte offset 16 * granule, computed as such: the
-    // index times 16 is no x86 address scale, and would cost a shift and an add.
-    const std::size_t off = ((n + 7) & ~std::size_t{7}) * 2;
-    FrontSlot &slot = *reinterpret_cast<FrontSlot *>(reinterpret_cast<char *>(t_heap->slots) + off);
-    if (const std::uintptr_t v = load_relaxed(slot.hot)) {
-      FrontSlot &twin = t_heap->slots[kTwinGranule[off / sizeof(FrontSlot)]];
-      if (VAM_LIKELY((v & 7) == 0)) {  // a list of one
-        store_relaxed<std::uintptr_t>(slot.hot, 0);
-        store_relaxed<std::uintptr_t>(twin.hot, 0);
-        return reinterpret_cast<void *>(v);
-      }
-      void *p = hot_head(v);
-      const std::uintptr_t rest = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
-      store_relaxed(slot.hot, rest);
-      store_relaxed(twin.hot, rest);
-      return p;
-    }
-    if (void *p = small_alloc_front(slot.front)) return p;
-    return Miss(n);
+  std::size_t off = (n + 15) & ~std::size_t{15};
+  if (VAM_UNLIKELY(n - (kTinyMax + 1) >= g_layout.inline_fine)) {
+    if (VAM_UNLIKELY(n >= g_layout.inline_tiny)) return Other(n);
+    off = 0;
   }
-  return Other(n);
+  return malloc_from<Miss>(*reinterpret_cast<FrontSlot *>(reinterpret_cast<char *>(t_heap->slots) + off), n);
 }
 
 inline void *malloc_impl(std::size_t n) noexcept { return malloc_inline<malloc_miss, malloc_other>(n); }

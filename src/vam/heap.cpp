@@ -131,7 +131,7 @@ __attribute__((noinline)) void hot_reclaim_list(Heap *h, Block *b, std::uintptr_
     *static_cast<std::uintptr_t *>(keep[i]) = rest ^ g_free_key;
     rest = reinterpret_cast<std::uintptr_t>(keep[i]) | (kept - 1 - i);
   }
-  set_class_hot(h, front_slot(b->cls), b->twin, rest);
+  set_class_hot(h, b->cls, rest);
 }
 
 // b, full until now, is about to take frees: its objects on the class's
@@ -148,8 +148,7 @@ void make_front(Heap *h, Block *b) noexcept {
     if (used_up(f)) store_relaxed(f->state, BlockState::full);
     else wait_push(h, f);
   }
-  h->slots[b->twin].front = b;  // set_class_front, the twin read from the record already in cache
-  h->slots[front_slot(cls)].front = b;
+  set_class_front(h, cls, b);
   store_relaxed(b->state, BlockState::front);
 }
 
@@ -272,7 +271,6 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   b->start = block_base(b) + g_layout.header + colour;
   b->size = static_cast<std::uint32_t>(size);
   store_relaxed(b->cls, static_cast<std::uint8_t>(cls));
-  b->twin = static_cast<std::uint8_t>(front_twin(cls));
   b->recip = static_cast<std::uint32_t>(((std::uint64_t{1} << 32) + size - 1) / size);
   store_relaxed<std::uint16_t>(b->used, 0);
   b->free = free_list_end(b);
@@ -466,12 +464,12 @@ Layout make_layout(const Options &o) noexcept {
       l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
     }
     for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = c < l.classes ? 8u << c : 0u;
-    l.inline_limit = 0;  // malloc_impl's inline path computes the default classes
+    l.inline_fine = l.inline_tiny = 0;  // malloc_impl's inline path computes the default classes
   }
   if (o.headers) {
     l.header = 16;
     for (unsigned c = 0; c < l.classes; ++c) l.slot[c] += l.header;
-    l.inline_limit = 0;  // malloc_impl's inline path never writes a header
+    l.inline_fine = l.inline_tiny = 0;  // malloc_impl's inline path never writes a header
   }
   l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
   l.order = static_cast<std::uint32_t>(o.order);
@@ -640,8 +638,8 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
 }
 
 void hot_push(Heap *h, Block *b, void *p) noexcept {
-  const unsigned slot = front_slot(b->cls);
-  const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
+  const unsigned cls = b->cls;
+  const std::uintptr_t hot = class_hot_list(h, cls);
   auto *w = static_cast<std::uintptr_t *>(p);
   void *head = hot_head(hot);
   if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
@@ -660,7 +658,7 @@ void hot_push(Heap *h, Block *b, void *p) noexcept {
   // bit) or when p is on the list already.
   else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
   *w = hot ^ g_free_key;
-  set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
+  set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)

@@ -1,10 +1,10 @@
 // heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
 // order (paper §3.5), with reap allocation inside each block (§3.4).
 //
-//   Heap::slots[g]    per class, the front block (segment.hpp, Block: bump,
-//   Heap::wait[cls]   then free list) and the hot object, by request
-//                     granule, and the blocks behind the front, in Vam's
-//                     order (heap.cpp, make_front)
+//   Heap::slots[cls]  per class, the front block (segment.hpp, Block: bump,
+//   Heap::wait[cls]   then free list) and the hot list, and the blocks
+//                     behind the front, in Vam's order (heap.cpp,
+//                     make_front)
 //                                                         classes 8..VAM_PAGE_MAX
 //   Heap::large       LargeHeap: shared regions, best fit, coalescing
 //                     (large_region.hpp)                  VAM_PAGE_MAX..VAM_LARGE_MAX
@@ -18,7 +18,6 @@
 // pointer in each segment stays valid forever.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -41,33 +40,28 @@ namespace alloclab::vam {
 #define VAM_HIDDEN __attribute__((visibility("hidden")))
 extern Layout g_layout VAM_HIDDEN;
 
-// malloc's inline path finds the front block of a request of n bytes at
-// slots[(n + 7) >> 3]: two instructions, where computing the class first
-// (n <= 8 ? 0 : (n + 15) >> 4) took five. A class has one or two granules
-// (8 bytes: requests of 0 and 1..8; 16 bytes: 9..16; 32: 17..32, ...), and
-// each of them holds the class's front: set_class_front writes both. The
-// other geometries (VAM_CLASSES=coarse, VAM_HEADERS=on), which the inline
-// path does not serve, use the same two slots per class.
+// One entry per class, at slots[cls]: malloc's inline path finds a request
+// of 9..kSmallMax bytes at byte offset (n + 15) & ~15, which is 16 * class
+// (two instructions), and one of 0..8 bytes at slots[0], the 8-byte class
+// (api.hpp, malloc_inline). The page classes above 1 KiB follow the fine
+// ones; the other geometries (VAM_CLASSES=coarse, VAM_HEADERS=on) use the
+// same entries by their own class numbers.
 //
-// The classes above 1 KiB, which the inline path does not serve, have their
-// two slots after those of the fine classes (2c - 1 and 2c): malloc_other
-// reads them by class (object_heap.hpp, small_alloc_layout).
-inline constexpr unsigned kInlineSlots = kSmallMax / 8 + 1;  // granules the inline path indexes
-inline constexpr unsigned kFrontSlots = 2 * kNumClasses - 1;
-constexpr unsigned front_slot(unsigned cls) noexcept { return 2 * cls; }
-constexpr unsigned front_twin(unsigned cls) noexcept { return cls == 0 ? 1 : cls == 1 ? 2 : 2 * cls - 1; }
+// Before, the entries were per request granule ((n + 7) >> 3, which tells
+// 1..8 from 9..16 without a test), two per class, and every change of a
+// class's hot list wrote both: six instructions of each malloc that popped
+// it and four of each free that pushed it, on the path a table churned at
+// random takes on every step. The test of n <= 8 now rides on the inline
+// path's range check (api.hpp).
+inline constexpr unsigned kFrontSlots = kNumClasses;
+inline constexpr std::size_t kTinyMax = 8;  // requests of 0..8 bytes: class 0
+constexpr unsigned front_slot(unsigned cls) noexcept { return cls; }
 constexpr bool front_slots_match() noexcept {
   for (std::size_t n = 0; n <= kSmallMax; ++n) {
-    const unsigned c = size_class(n);
-    const std::size_t g = (n + 7) >> 3;
-    if (g != front_slot(c) && g != front_twin(c)) return false;
+    const std::size_t off = n <= kTinyMax ? 0 : (n + 15) & ~std::size_t{15};
+    if (off != 16 * front_slot(size_class(n))) return false;
   }
-  // and no fine class writes a granule of another: the largest request of
-  // granule g is 8g bytes
-  for (unsigned c = 0; c < kFineClasses; ++c)
-    if (size_class(8 * front_slot(c)) != c || size_class(8 * front_twin(c)) != c) return false;
-  return front_slot(kFineClasses - 1) < kInlineSlots && front_twin(kFineClasses) == kInlineSlots &&
-         front_slot(kNumClasses - 1) < kFrontSlots;
+  return front_slot(kNumClasses - 1) < kFrontSlots;
 }
 static_assert(front_slots_match());
 
@@ -91,10 +85,9 @@ static_assert(front_slots_match());
 // list, so nothing but free can reach them: a free into such a block first
 // returns its objects on the list to the block's list (heap.cpp, make_front,
 // hot_reclaim), and a second free of a hot object finds it on the list
-// (hot_push) or just pushed (hot_reclaim): a double free either way. A
-// class's two granules hold the same list; a malloc that pops writes both
-// (kTwinGranule). Only free's own fast path fills a list, for its thread's
-// heap, and only in the geometry whose mallocs read it (inline_limit != 0);
+// (hot_push) or just pushed (hot_reclaim): a double free either way. Only
+// free's own fast path fills a list, for its thread's heap, and only in the
+// geometry whose mallocs read it (inline_fine != 0);
 // the lists go back to their blocks at thread exit and at vam_collect
 // (hot_return_all), and statistics do not count them as live.
 struct FrontSlot {
@@ -114,22 +107,11 @@ inline constexpr unsigned kHotMax = 7;
 static_assert(kHotMax <= 8);
 inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & ~std::uintptr_t{7}); }
 inline unsigned hot_length(std::uintptr_t v) noexcept { return v == 0 ? 0 : static_cast<unsigned>(v & 7) + 1; }
-static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a granule
-// Granule g's class's other granule (g itself for a class of one).
-inline constexpr auto kTwinGranule = [] {
-  std::array<std::uint8_t, kInlineSlots> t{};
-  for (unsigned g = 0; g < kInlineSlots; ++g) {
-    const unsigned c = size_class(8 * std::size_t{g});
-    t[g] = static_cast<std::uint8_t>(g == front_slot(c) ? front_twin(c) : front_slot(c));
-  }
-  return t;
-}();
-static_assert(kFrontSlots <= 256 && kTwinGranule[1] == 0 && kTwinGranule[2] == 2 && kTwinGranule[4] == 3);
+static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a class
 
 struct Heap {
   // Each class's front block, the one new objects come from, and its hot
-  // object (above), indexed by request granule ((n + 7) / 8, below:
-  // class_front); the rest of its available blocks are in `wait` (below).
+  // list (above); the rest of its available blocks are in `wait` (below).
   FrontSlot slots[kFrontSlots] = {};
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
@@ -331,10 +313,7 @@ inline void *small_alloc_front(Block *b) noexcept {
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
 inline Block *class_front(const Heap *h, unsigned cls) noexcept { return h->slots[front_slot(cls)].front; }
-inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
-  h->slots[front_twin(cls)].front = b;
-  h->slots[front_slot(cls)].front = b;
-}
+inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept { h->slots[front_slot(cls)].front = b; }
 // Is q within b's objects (from its first to its end)?
 inline bool block_holds(const Block *b, const void *q) noexcept {
   return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
@@ -347,18 +326,17 @@ inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
   return load_relaxed(h->slots[front_slot(cls)].hot);
 }
 inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(class_hot_list(h, cls)); }
-inline void set_class_hot(Heap *h, unsigned slot, unsigned twin, std::uintptr_t v) noexcept {
-  store_relaxed(h->slots[slot].hot, v);
-  store_relaxed(h->slots[twin].hot, v);
+inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
+  store_relaxed(h->slots[front_slot(cls)].hot, v);
 }
 // The hot list v's head, taken off: the rest goes into the slot.
 // The list's last object links to nothing, and is not read for it.
 inline std::uintptr_t hot_rest(std::uintptr_t v, const void *head) noexcept {
   return VAM_LIKELY((v & 7) == 0) ? 0 : *static_cast<const std::uintptr_t *>(head) ^ g_free_key;
 }
-inline void *hot_pop(Heap *h, unsigned slot, unsigned twin, std::uintptr_t v) noexcept {
+inline void *hot_pop(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
   void *p = hot_head(v);
-  set_class_hot(h, slot, twin, hot_rest(v, p));
+  set_class_hot(h, cls, hot_rest(v, p));
   return p;
 }
 // Is p on the hot list v? (A walk of at most kHotMax links.)
@@ -494,15 +472,15 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
     }
     if (state == BlockState::full) {
       if constexpr (kFillHot) {
-        if (VAM_LIKELY(g_layout.inline_limit != 0)) {
+        if (VAM_LIKELY(g_layout.inline_fine != 0)) {
           Heap *h = owner();
-          const unsigned slot = front_slot(b->cls);
-          const std::uintptr_t hot = load_relaxed(h->slots[slot].hot);
+          const unsigned cls = b->cls;
+          const std::uintptr_t hot = class_hot_list(h, cls);
           // An empty list, as for every free of a program that frees and
           // allocates one object of the class in turn: the object's address
           // is the list, and nothing is written into it (hot_push marks it
           // as the list's end if another object goes on top).
-          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, slot, b->twin, reinterpret_cast<std::uintptr_t>(p));
+          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
           if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
         }
       }

@@ -28,7 +28,7 @@
 namespace alloclab::vam {
 
 // A page-block object malloc's inline path does not serve: one of the
-// classes above 1 KiB, or any in a geometry it does not serve (inline_limit
+// classes above 1 KiB, or any in a geometry it does not serve (inline_fine
 // 0): VAM_CLASSES=coarse (the class from the table), and VAM_HEADERS=on,
 // with its header (the object's usable size, in the 16 bytes before it)
 // written, as a DLmalloc-style allocator does. The class's hot object comes
@@ -37,7 +37,7 @@ namespace alloclab::vam {
 // that the callers' default paths stay leaves with no frame.
 [[gnu::noinline]] inline void *small_alloc_layout(Heap *h, std::size_t n) noexcept {
   const unsigned c = layout_class(n);
-  if (const std::uintptr_t v = class_hot_list(h, c)) return hot_pop(h, front_slot(c), front_twin(c), v);
+  if (const std::uintptr_t v = class_hot_list(h, c)) return hot_pop(h, c, v);
   void *p = small_alloc(h, c);
   if (VAM_LIKELY(p != nullptr) && g_layout.header) static_cast<std::size_t *>(p)[-2] = layout_usable(c);
   return p;

@@ -70,7 +70,7 @@ struct alignas(128) Block {
   char *start;
   std::uint32_t size;   // object size
   std::uint8_t cls;
-  std::uint8_t twin;    // its class's second slot in Heap::slots (heap.hpp, front_twin)
+  std::uint8_t spare;   // (unused: the record is 128 bytes either way)
   std::uint16_t used;   // live objects
   std::uint8_t has_pending;  // some bit of `pending` is set
   std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)

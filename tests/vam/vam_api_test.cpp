@@ -93,15 +93,14 @@ TEST(VamMalloc, EverySizeUpTo4KiBIsAlignedUsableAndHoldsData) {
   }
 }
 
+// 0..8 bytes the 8-byte class, then 16 bytes apart: every size, since
+// malloc's inline path finds the first class by its own test (api.hpp).
 TEST(VamMalloc, SmallSizesGetExactFitClasses16BytesApart) {
-  for (size_t n = 17; n <= 1024; ++n) {
+  for (size_t n = 0; n <= 1024; ++n) {
     void *p = vam_malloc(n);
-    EXPECT_EQ(vam_usable_size(p), (n + 15) / 16 * 16) << n;
+    EXPECT_EQ(vam_usable_size(p), n <= 8 ? 8 : (n + 15) / 16 * 16) << n;
     vam_free(p);
   }
-  void *p = vam_malloc(5);
-  EXPECT_EQ(vam_usable_size(p), 8u);
-  vam_free(p);
 }
 
 // The class of a request is computed, not looked up, in the default
@@ -130,8 +129,9 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
     EXPECT_NE(set_of(&s->touched_end), 0u);
   }
   // the options malloc and free consult share the line malloc reads anyway
-  EXPECT_EQ(set_of(&g_layout.large_max), set_of(&g_layout.inline_limit));
-  EXPECT_EQ(set_of(&g_layout.discard), set_of(&g_layout.inline_limit));
+  EXPECT_EQ(set_of(&g_layout.large_max), set_of(&g_layout.inline_fine));
+  EXPECT_EQ(set_of(&g_layout.discard), set_of(&g_layout.inline_fine));
+  EXPECT_EQ(set_of(&g_layout.inline_tiny), set_of(&g_layout.inline_fine));
   EXPECT_EQ(g_layout.large_max, 256u * 1024);  // the default VAM_LARGE_MAX
   Heap *h = object_segment(small)->owner;
   ASSERT_NE(h, nullptr);
@@ -1044,10 +1044,11 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   t.release(first);  // frees `got` too: the same objects as the ones freed above
 }
 
-// malloc's inline path finds a request's front block at fronts[(n + 7) >> 3]
-// (heap.hpp): for every small size that entry is the front of the size's
+// malloc's inline path finds a request's front block at byte offset
+// (n + 15) & ~15 of the heap's entries, or at the first for 0..8 bytes
+// (api.hpp): for every small size that entry is the front of the size's
 // class, the block the object just came from.
-TEST(VamReap, EveryRequestSizeFindsItsClassFrontByGranule) {
+TEST(VamReap, EveryRequestSizeFindsItsClassFront) {
   using namespace alloclab::vam;
   std::vector<void *> got;
   for (size_t n = 0; n <= kSmallMax; ++n) {
@@ -1057,7 +1058,8 @@ TEST(VamReap, EveryRequestSizeFindsItsClassFrontByGranule) {
     Segment *s = object_segment(p);
     Block *b = block_of(s, p);
     ASSERT_EQ(b->cls, size_class(n)) << n;
-    EXPECT_EQ(s->owner->slots[(n + 7) >> 3].front, b) << n;
+    const size_t off = n <= 8 ? 0 : (n + 15) & ~size_t{15};
+    EXPECT_EQ(reinterpret_cast<FrontSlot *>(reinterpret_cast<char *>(s->owner->slots) + off)->front, b) << n;
     EXPECT_EQ(class_front(s->owner, b->cls), b) << n;
   }
   for (void *p : got) vam_free(p);
@@ -1122,10 +1124,9 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   EXPECT_EQ(ba->state, BlockState::front);
   char *p = static_cast<char *>(vam_malloc(1024));
   EXPECT_EQ(p, t.a[2]);
-  // A the front, in both of its class's slots; C then B waiting, linked both
-  // ways, C keeping its LIFO frees and B now waiting.
+  // A the front; C then B waiting, linked both ways, C keeping its LIFO
+  // frees and B now waiting.
   EXPECT_EQ(h->slots[front_slot(cls)].front, ba);
-  EXPECT_EQ(h->slots[front_twin(cls)].front, ba);
   EXPECT_EQ(ba->next, nullptr);
   ASSERT_EQ(h->wait[cls], bc);
   EXPECT_EQ(bc->prev, nullptr);
@@ -1169,8 +1170,8 @@ struct FullBlock {
   alloclab::vam::Heap *heap() const { return alloclab::vam::segment_of(objs[0])->owner; }
 };
 
-// The free leaves the block full and the object in both of its class's
-// granules; a malloc of either granule hands it out and empties both.
+// The free leaves the block full and the object in its class's entry; a
+// malloc of any size of the class (its smallest here) hands it out.
 TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   using namespace alloclab::vam;
   FullBlock f;
@@ -1179,7 +1180,6 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   Heap *h = f.heap();
   const unsigned cls = b->cls;
   ASSERT_EQ(b->state, BlockState::full);
-  ASSERT_NE(front_slot(cls), front_twin(cls));
   const vam_stats_t before = stats();
   char *p = f.objs[5];
   vam_free(p);
@@ -1187,16 +1187,14 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   EXPECT_EQ(b->state, BlockState::full);
   EXPECT_EQ(b->used, TwoBlocks::kPer);  // the block still counts it
   EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, reinterpret_cast<uintptr_t>(p));
   EXPECT_EQ(after.class_live[cls] + 1, before.class_live[cls]);  // statistics do not
   char *other = static_cast<char *>(vam_malloc(8));  // another class: not it
   EXPECT_NE(other, p);
   vam_free(other);
-  const size_t twin_bytes = 8 * front_twin(cls);  // the class's other granule
-  ASSERT_EQ(size_class(twin_bytes), cls);
-  EXPECT_EQ(vam_malloc(twin_bytes), p);
+  const size_t smallest = class_size(cls - 1) + 1;
+  ASSERT_EQ(size_class(smallest), cls);
+  EXPECT_EQ(vam_malloc(smallest), p);
   EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
   EXPECT_NE(vam_malloc(1024), p);  // handed out once
   EXPECT_EQ(b->state, BlockState::full);
 }
@@ -1218,6 +1216,49 @@ TEST(VamHot, AFreeOffTheFastPathFillsTheHotSlotToo) {
   EXPECT_EQ(b->state, BlockState::full);
   EXPECT_EQ(class_hot(f.heap(), b->cls), p);
   EXPECT_EQ(vam_malloc(1024), p);
+}
+
+// A full block of `size`-byte objects, not the front, from `count` mallocs;
+// its objects, or none.
+static std::vector<char *> full_block_of(size_t size, size_t count, std::vector<char *> &all) {
+  using namespace alloclab::vam;
+  for (size_t i = 0; i < count; ++i) all.push_back(static_cast<char *>(vam_malloc(size)));
+  std::map<Block *, std::vector<char *>> by_block;
+  for (char *p : all) by_block[block_of(segment_of(p), p)].push_back(p);
+  for (auto &kv : by_block)
+    if (kv.first->state == BlockState::full && kv.second.size() > 2) return kv.second;
+  return {};
+}
+
+// The 8- and 16-byte classes have one entry each: an object freed onto one's
+// hot list is the next malloc of its own class only.
+TEST(VamHot, TheEightAndSixteenByteClassesKeepTheirOwnLists) {
+  using namespace alloclab::vam;
+  std::vector<char *> all8, all16;
+  const std::vector<char *> b8 = full_block_of(8, 3 * kPage / 8, all8);
+  const std::vector<char *> b16 = full_block_of(16, 3 * kPage / 16, all16);
+  ASSERT_FALSE(b8.empty());
+  ASSERT_FALSE(b16.empty());
+  Heap *h = segment_of(b8[0])->owner;
+  char *p8 = b8[1], *p16 = b16[1];
+  vam_free(p8);
+  vam_free(p16);
+  ASSERT_EQ(class_hot(h, 0), p8);
+  ASSERT_EQ(class_hot(h, 1), p16);
+  void *a = vam_malloc(16);  // the 16-byte class's: not the 8-byte object
+  EXPECT_EQ(a, p16);
+  void *b = vam_malloc(1);
+  EXPECT_EQ(b, p8);
+  EXPECT_EQ(class_hot_list(h, 0), 0u);
+  EXPECT_EQ(class_hot_list(h, 1), 0u);
+  vam_free(p16);  // onto the list again: a request of 9 bytes takes it, one of 8 does not
+  vam_free(p8);
+  void *c = vam_malloc(8);
+  EXPECT_EQ(c, p8);
+  void *d = vam_malloc(9);
+  EXPECT_EQ(d, p16);
+  for (char *q : all8) vam_free(q);
+  for (char *q : all16) vam_free(q);
 }
 
 // n full blocks of 1024-byte objects, none the front: the hot list's tests
@@ -1266,10 +1307,8 @@ TEST(VamHot, TheHotListHoldsUpToItsLengthLastInFirstOut) {
     EXPECT_EQ(f.record(i)->used, TwoBlocks::kPer);
   }
   EXPECT_EQ(stats().class_live[cls] + kHotMax, before.class_live[cls]);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, h->slots[front_slot(cls)].hot);
   for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.blocks[i][i]);
   EXPECT_EQ(class_hot_list(h, cls), 0u);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
   f.release({});
 }
 
@@ -1555,10 +1594,8 @@ TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   vam_free(p);
   EXPECT_EQ(b->state, BlockState::full);
   EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, reinterpret_cast<uintptr_t>(p));
   EXPECT_EQ(vam_malloc(2900), p);  // the same class
   EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
-  EXPECT_EQ(h->slots[front_twin(cls)].hot, 0u);
   char *other = static_cast<char *>(vam_malloc(3000));
   EXPECT_NE(other, p);  // handed out once
   vam_free(other);
