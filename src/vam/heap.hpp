@@ -90,9 +90,25 @@ static_assert(front_slots_match());
 // geometry whose mallocs read it (inline_fine != 0);
 // the lists go back to their blocks at thread exit and at vam_collect
 // (hot_return_all), and statistics do not count them as live.
+//
+// What malloc's inline path reads first is one word, `top`: the hot list
+// while it holds objects, stored as its word (below) plus one, whose low
+// three bits are then 1..7; otherwise the front block, a 128-byte aligned
+// record, whose low bits are 0; otherwise g_no_front. One load, one test
+// and one jump tell the common malloc, from the front block, from the rest;
+// with the list and the front in two words and a null front possible, it
+// took two loads, two tests and two jumps (three instructions more on every
+// malloc). `front` always holds the front block (or g_no_front), so the pop
+// that empties the list moves it into `top`.
+//
+// g_no_front: a class's front when it has none, a record with nothing to
+// give (no list, bump == end == null): malloc reads it and misses, as for a
+// used-up block, with no test for null. Never written; class_front reads it
+// as null.
+extern Block g_no_front VAM_HIDDEN;
 struct FrontSlot {
-  Block *front;
-  std::uintptr_t hot;  // the hot list: its head | its length - 1, or 0 (below)
+  void *top = &g_no_front;      // hot list word + 1, or the front block
+  Block *front = &g_no_front;   // the front block
 };
 // The hot list (FrontSlot): at most kHotMax objects, linked through their
 // first words (g_free_key-encoded, as block lists are). A list is kept as
@@ -286,34 +302,48 @@ inline void used_inc(Block *b) noexcept { store_relaxed<std::uint16_t>(b->used, 
 // Allocation fast path: reap allocation from the front block (§3.4) —
 // reuse a freed object, else bump; null if there is no front block or it is
 // used up (the caller's slow path: small_alloc_slow, or malloc_miss).
-inline void *small_alloc_front(Block *b) noexcept {
-  if (VAM_LIKELY(b != nullptr)) {
-    if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
-      b->free = free_link_decode(f);
-      f->next = nullptr;  // live again: its first word no longer decodes as a link
-      used_inc(b);
-      return f;
-    }
-    if (VAM_LIKELY(b->bump < b->end)) {
-      char *p = b->bump;
-      if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
-      b->bump = p + b->size;
-      // A reused block still holds the links of its last use, some of them
-      // now at object starts: cleared, as for an object taken off the list,
-      // or the free of each such object would walk the block's list to rule
-      // out a double free (small_free_suspect), one walk per free.
-      reinterpret_cast<FreeObj *>(p)->next = nullptr;
-      used_inc(b);
-      return p;
-    }
+// small_alloc_block takes a record (g_no_front included), small_alloc_front
+// a front that may be null.
+inline void *small_alloc_block(Block *b) noexcept {
+  if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
+    b->free = free_link_decode(f);
+    f->next = nullptr;  // live again: its first word no longer decodes as a link
+    used_inc(b);
+    return f;
+  }
+  if (VAM_LIKELY(b->bump < b->end)) {
+    char *p = b->bump;
+    if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
+    b->bump = p + b->size;
+    // A reused block still holds the links of its last use, some of them
+    // now at object starts: cleared, as for an object taken off the list,
+    // or the free of each such object would walk the block's list to rule
+    // out a double free (small_free_suspect), one walk per free.
+    reinterpret_cast<FreeObj *>(p)->next = nullptr;
+    used_inc(b);
+    return p;
   }
   return nullptr;
 }
+inline void *small_alloc_front(Block *b) noexcept { return VAM_LIKELY(b != nullptr) ? small_alloc_block(b) : nullptr; }
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
-inline Block *class_front(const Heap *h, unsigned cls) noexcept { return h->slots[front_slot(cls)].front; }
-inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept { h->slots[front_slot(cls)].front = b; }
+inline Block *class_front(const Heap *h, unsigned cls) noexcept {
+  Block *f = h->slots[front_slot(cls)].front;
+  return f == &g_no_front ? nullptr : f;
+}
+// The low bits of FrontSlot::top: 0 for a block, 1..7 for a hot list.
+inline constexpr std::uintptr_t kTopHot = 7;
+inline std::uintptr_t slot_top(const FrontSlot &slot) noexcept {
+  return reinterpret_cast<std::uintptr_t>(load_relaxed(slot.top));
+}
+inline void set_slot_top(FrontSlot &slot, std::uintptr_t v) noexcept { store_relaxed(slot.top, reinterpret_cast<void *>(v)); }
+inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
+  FrontSlot &slot = h->slots[front_slot(cls)];
+  slot.front = b != nullptr ? b : &g_no_front;
+  if ((slot_top(slot) & kTopHot) == 0) set_slot_top(slot, reinterpret_cast<std::uintptr_t>(slot.front));
+}
 // Is q within b's objects (from its first to its end)?
 inline bool block_holds(const Block *b, const void *q) noexcept {
   return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
@@ -323,11 +353,13 @@ inline bool block_holds(const Block *b, const void *q) noexcept {
 // owner writes it; statistics read its length from other threads (from the
 // slot, never from an object): relaxed atomics, plain moves.
 inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
-  return load_relaxed(h->slots[front_slot(cls)].hot);
+  const std::uintptr_t t = slot_top(h->slots[front_slot(cls)]);
+  return (t & kTopHot) != 0 ? t - 1 : 0;
 }
 inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(class_hot_list(h, cls)); }
 inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
-  store_relaxed(h->slots[front_slot(cls)].hot, v);
+  FrontSlot &slot = h->slots[front_slot(cls)];
+  set_slot_top(slot, v != 0 ? v + 1 : reinterpret_cast<std::uintptr_t>(slot.front));
 }
 // The hot list v's head, taken off: the rest goes into the slot.
 // The list's last object links to nothing, and is not read for it.
@@ -419,6 +451,20 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
   small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
 }
 
+// A block's `used` and `state` read at once (segment.hpp, Block): used +
+// state * 2^16. One load where there were two, and each test of the fast
+// path below one compare where there were two.
+inline std::uint32_t use_state(const Block *b) noexcept {
+  std::uint32_t w;
+  __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
+  return w;
+}
+// In state st, with at least two live objects (so a free leaves one)?
+inline bool keeps_live(std::uint32_t word, BlockState st) noexcept {
+  constexpr std::uint32_t kMaxUsed = 0xffff;
+  return word - ((static_cast<std::uint32_t>(st) << 16) + 2) < kMaxUsed - 1;
+}
+
 // Every free small_free_local does not finish itself, with every check
 // (out of line, a tail call: heap.cpp). `prod`: p's offset in the block
 // times its recip, as small_free_local computed it.
@@ -455,14 +501,16 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
                                               reinterpret_cast<std::uintptr_t>(b->start));
   const std::uint32_t recip = b->recip;
   const std::uint64_t prod = std::uint64_t{off} * recip;
-  const BlockState state = b->state;
-  const std::uint16_t live = b->used;
+  const std::uint32_t word = use_state(b);
+  const auto live = static_cast<std::uint16_t>(word);
   FreeObj *head = b->free;
   // Two copies of the push, one per state, rather than one push and a test
   // of the state after it: the common free, into the front, runs no more
-  // instructions than when it was the only state taken here.
-  if (VAM_LIKELY(live > 1 && static_cast<std::uint32_t>(prod) < recip)) {
-    if (VAM_LIKELY(state == BlockState::front)) {
+  // instructions than when it was the only state taken here. Each state's
+  // test is one compare of the block's use_state word: in state st with at
+  // least two live objects, word - (st * 2^16 + 2) is below 2^16 - 2.
+  if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip)) {
+    if (VAM_LIKELY(keeps_live(word, BlockState::front))) {
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
       store_relaxed<std::uint16_t>(b->used, live - 1);
       auto *f = static_cast<FreeObj *>(p);
@@ -470,18 +518,19 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
       b->free = f;
       return;
     }
-    if (state == BlockState::full) {
+    if (keeps_live(word, BlockState::full)) {
       if constexpr (kFillHot) {
         if (VAM_LIKELY(g_layout.inline_fine != 0)) {
           Heap *h = owner();
           const unsigned cls = b->cls;
-          const std::uintptr_t hot = class_hot_list(h, cls);
+          FrontSlot &slot = h->slots[front_slot(cls)];
+          const std::uintptr_t top = slot_top(slot);
           // An empty list, as for every free of a program that frees and
           // allocates one object of the class in turn: the object's address
           // is the list, and nothing is written into it (hot_push marks it
           // as the list's end if another object goes on top).
-          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
-          if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
+          if (VAM_LIKELY((top & kTopHot) == 0)) return set_slot_top(slot, reinterpret_cast<std::uintptr_t>(p) + 1);
+          if (VAM_LIKELY((top & kTopHot) < kHotMax)) return hot_push(h, b, p);  // its length is top & 7
         }
       }
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));

@@ -69,12 +69,15 @@ struct alignas(128) Block {
   char *end;            // start + capacity * size
   char *start;
   std::uint32_t size;   // object size
-  std::uint8_t cls;
-  std::uint8_t spare;   // (unused: the record is 128 bytes either way)
+  // `used`, `state` and `zero` form one aligned 32-bit word, which free's
+  // fast path reads and tests at once (use_state, heap.hpp): `zero` is never
+  // written, so the word is used + state * 2^16.
   std::uint16_t used;   // live objects
+  BlockState state;
+  std::uint8_t zero;
+  std::uint8_t cls;
   std::uint8_t has_pending;  // some bit of `pending` is set
   std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)
-  BlockState state;
   std::uint8_t discarded;  // pages given back; contents read as zero
   std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
   // Slots freed while the block was not its class's front block (heap.hpp):
@@ -89,6 +92,8 @@ struct alignas(128) Block {
 static_assert(sizeof(Block) == 128);
 static_assert(kNumClasses <= 256);  // a class fits `cls`
 static_assert(offsetof(Block, pending) == 64);  // the hot fields share one cache line
+static_assert(offsetof(Block, used) % 4 == 0 && offsetof(Block, state) == offsetof(Block, used) + 2 &&
+              offsetof(Block, zero) == offsetof(Block, used) + 3);  // use_state's word
 static_assert(kSmallBlockBytes / class_size(0) <= kMaxSlots &&
               kMediumBlockBytes / class_size(size_class(kMediumMin)) <= kMaxSlots);
 

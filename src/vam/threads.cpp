@@ -18,6 +18,9 @@ namespace alloclab::vam {
 
 Global g;  // constant-initialised: usable before any constructor runs
 
+// heap.hpp, FrontSlot: every class entry's front when it has no block.
+constinit Block g_no_front{};
+
 // api.hpp. Its address is in every new thread's TLS image, so a thread's
 // first malloc needs no constructor to have run.
 constinit Heap g_empty_heap;

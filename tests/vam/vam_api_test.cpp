@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "alloclab/vam.h"
+#include "vam/api.hpp"           // the calling thread's heap (VamHot)
 #include "vam/heap.hpp"          // where the heap and segment fields sit (VamCacheSets)
 #include "vam/object_heap.hpp"   // the size split every allocation follows (VamObjectHeap)
 #include "vam/size_classes.hpp"  // block geometry, for the tests that depend on it
@@ -1126,7 +1127,7 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   EXPECT_EQ(p, t.a[2]);
   // A the front; C then B waiting, linked both ways, C keeping its LIFO
   // frees and B now waiting.
-  EXPECT_EQ(h->slots[front_slot(cls)].front, ba);
+  EXPECT_EQ(class_front(h, cls), ba);
   EXPECT_EQ(ba->next, nullptr);
   ASSERT_EQ(h->wait[cls], bc);
   EXPECT_EQ(bc->prev, nullptr);
@@ -1186,7 +1187,7 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   const vam_stats_t after = stats();
   EXPECT_EQ(b->state, BlockState::full);
   EXPECT_EQ(b->used, TwoBlocks::kPer);  // the block still counts it
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
+  EXPECT_EQ(class_hot_list(h, cls), reinterpret_cast<uintptr_t>(p));  // a list of one: its address
   EXPECT_EQ(after.class_live[cls] + 1, before.class_live[cls]);  // statistics do not
   char *other = static_cast<char *>(vam_malloc(8));  // another class: not it
   EXPECT_NE(other, p);
@@ -1194,9 +1195,46 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   const size_t smallest = class_size(cls - 1) + 1;
   ASSERT_EQ(size_class(smallest), cls);
   EXPECT_EQ(vam_malloc(smallest), p);
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
+  // The slot's top word is the front block again (heap.hpp, FrontSlot).
+  Block *front = class_front(h, cls);
+  EXPECT_EQ(slot_top(h->slots[front_slot(cls)]),
+            reinterpret_cast<uintptr_t>(front != nullptr ? front : &g_no_front));
   EXPECT_NE(vam_malloc(1024), p);  // handed out once
   EXPECT_EQ(b->state, BlockState::full);
+}
+
+// A class with no front block has g_no_front in its slot: malloc reads it,
+// misses, and gets a block; nothing ever writes the record. A new thread's
+// first malloc of every small size takes that path once per class.
+TEST(VamHot, AClassWithNoFrontReadsTheEmptyRecordAndMisses) {
+  using namespace alloclab::vam;
+  std::thread([] {
+    Heap *h = t_heap;
+    ASSERT_EQ(h, &g_empty_heap);  // no heap yet: every slot holds g_no_front
+    for (unsigned c = 0; c < kFrontSlots; ++c) {
+      EXPECT_EQ(slot_top(h->slots[c]), reinterpret_cast<uintptr_t>(&g_no_front)) << c;
+      EXPECT_EQ(class_front(h, c), nullptr) << c;
+    }
+    std::vector<void *> got;
+    for (size_t n = 0; n <= kSmallMax; n += 8) {
+      void *p = vam_malloc(n);
+      ASSERT_NE(p, nullptr) << n;
+      memset(p, 0xa5, n);
+      got.push_back(p);
+    }
+    h = t_heap;
+    ASSERT_NE(h, &g_empty_heap);
+    for (size_t n = 0; n <= kSmallMax; n += 8) {
+      const unsigned c = size_class(n);
+      Block *f = class_front(h, c);
+      ASSERT_NE(f, nullptr) << n;
+      EXPECT_EQ(slot_top(h->slots[front_slot(c)]), reinterpret_cast<uintptr_t>(f)) << n;
+    }
+    for (void *p : got) vam_free(p);
+  }).join();
+  const unsigned char *r = reinterpret_cast<const unsigned char *>(&g_no_front);
+  EXPECT_TRUE(std::all_of(r, r + sizeof(Block), [](unsigned char x) { return x == 0; }));
 }
 
 // free's fast path knows the segments the thread has freed into
@@ -1593,9 +1631,9 @@ TEST(VamPageClasses, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   char *p = full[2];
   vam_free(p);
   EXPECT_EQ(b->state, BlockState::full);
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, reinterpret_cast<uintptr_t>(p));  // a list of one: its address
+  EXPECT_EQ(class_hot_list(h, cls), reinterpret_cast<uintptr_t>(p));  // a list of one: its address
   EXPECT_EQ(vam_malloc(2900), p);  // the same class
-  EXPECT_EQ(h->slots[front_slot(cls)].hot, 0u);
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
   char *other = static_cast<char *>(vam_malloc(3000));
   EXPECT_NE(other, p);  // handed out once
   vam_free(other);
