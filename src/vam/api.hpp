@@ -47,23 +47,20 @@ void free_checked(Segment *s, void *p) noexcept;
 
 // The class's hot list, if it holds an object, comes first (heap.hpp,
 // FrontSlot): the object the last free into a full block gave back, no block
-// to update. Else the front block; Miss(n) when neither serves. Both are in
-// the slot's `top`, told apart by its low bits.
+// to update. Then the front block; Miss(n) when neither serves.
 template <auto Miss>
 [[gnu::always_inline]] inline void *malloc_from(FrontSlot &slot, std::size_t n) noexcept(noexcept(Miss(n))) {
-  const std::uintptr_t t = slot_top(slot);
-  if (VAM_LIKELY((t & kTopHot) == 0)) {
-    if (void *p = small_alloc_block(reinterpret_cast<Block *>(t))) return p;
-    return Miss(n);
+  if (const std::uintptr_t v = load_relaxed(slot.hot)) {
+    if (VAM_LIKELY((v & 7) == 0)) {  // a list of one
+      store_relaxed<std::uintptr_t>(slot.hot, 0);
+      return reinterpret_cast<void *>(v);
+    }
+    void *p = hot_head(v);
+    store_relaxed(slot.hot, *static_cast<const std::uintptr_t *>(p) ^ g_free_key);
+    return p;
   }
-  const std::uintptr_t v = t - 1;  // the list's word: its head | its length - 1
-  if (VAM_LIKELY((v & kTopHot) == 0)) {  // a list of one: the front block is next
-    set_slot_top(slot, reinterpret_cast<std::uintptr_t>(slot.front));
-    return reinterpret_cast<void *>(v);
-  }
-  void *p = hot_head(v);
-  set_slot_top(slot, (*static_cast<const std::uintptr_t *>(p) ^ g_free_key) + 1);
-  return p;
+  if (void *p = small_alloc_block(slot.front)) return p;  // g_no_front if none
+  return Miss(n);
 }
 
 // In the default geometry (size_classes.hpp, inline_fine and inline_tiny;

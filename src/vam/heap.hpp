@@ -91,24 +91,14 @@ static_assert(front_slots_match());
 // the lists go back to their blocks at thread exit and at vam_collect
 // (hot_return_all), and statistics do not count them as live.
 //
-// What malloc's inline path reads first is one word, `top`: the hot list
-// while it holds objects, stored as its word (below) plus one, whose low
-// three bits are then 1..7; otherwise the front block, a 128-byte aligned
-// record, whose low bits are 0; otherwise g_no_front. One load, one test
-// and one jump tell the common malloc, from the front block, from the rest;
-// with the list and the front in two words and a null front possible, it
-// took two loads, two tests and two jumps (three instructions more on every
-// malloc). `front` always holds the front block (or g_no_front), so the pop
-// that empties the list moves it into `top`.
-//
 // g_no_front: a class's front when it has none, a record with nothing to
 // give (no list, bump == end == null): malloc reads it and misses, as for a
-// used-up block, with no test for null. Never written; class_front reads it
-// as null.
+// used-up block, with no test for null (two instructions of every malloc).
+// Never written; class_front reads it as null.
 extern Block g_no_front VAM_HIDDEN;
 struct FrontSlot {
-  void *top = &g_no_front;      // hot list word + 1, or the front block
-  Block *front = &g_no_front;   // the front block
+  Block *front = &g_no_front;
+  std::uintptr_t hot = 0;  // the hot list: its head | its length - 1, or 0 (below)
 };
 // The hot list (FrontSlot): at most kHotMax objects, linked through their
 // first words (g_free_key-encoded, as block lists are). A list is kept as
@@ -287,16 +277,46 @@ inline void free_seg_forget(const Segment *s) noexcept {
   if (slot == reinterpret_cast<std::uintptr_t>(s)) slot = kNoFreeSeg;
 }
 
-// One more live object in b. Only the heap's owner writes `used`; the
-// statistics walk reads it from other threads (load_relaxed), so each write
-// must be one store. A relaxed atomic store of the value read plus one is
-// that, but the compiler emits it as a load, an add and a store; an x86 add
-// to memory is the same single store in one instruction (2 of malloc's 22).
+// A block's `used` and `state` read at once (segment.hpp, Block): used +
+// state * 2^16. One load where there were two, and each test of free's fast
+// path one compare where there were two.
+inline std::uint32_t use_state(const Block *b) noexcept {
+  std::uint32_t w;
+  __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
+  return w;
+}
+
+// One more live object in b, and one fewer (`word`: use_state(b), used >
+// 0). Only the heap's owner writes `used`; the statistics walk reads it from
+// other threads (load_relaxed), so each write must be one store. A relaxed
+// atomic store of the value read plus one is that, but the compiler emits it
+// as a load, an add and a store; an x86 add to memory is the same single
+// store in one instruction (2 of malloc's 22).
+//
+// free writes the whole use_state word back, not `used` alone: its fast
+// path loads that word, and a load wider than the store before it to the
+// same place cannot take its value from the store buffer; it waits for the
+// store to reach the cache, on every free that follows a free into the
+// same block closely (a run of frees into one block: freelist_micro 1.075x
+// the time with a 16-bit store there, 1.004x with this one, against the
+// tree that loaded `used` and `state` apart). malloc's add stays 16 bits
+// wide: a 32-bit one measured 0.7% slower on bignum_factor, whose frees
+// follow their block's mallocs less closely (docs/results.md, "free's
+// block word"). used > 0, so the 32-bit store's borrow never reaches `state`.
 // Sanitizer builds keep the atomic form, which the thread sanitizer checks.
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
+inline void used_inc(Block *b) noexcept {
+  asm("addw $1, %0" : "+m"(b->used));
+}
+inline void used_dec(Block *b, std::uint32_t word) noexcept {
+  word -= 1;
+  __builtin_memcpy(reinterpret_cast<char *>(b) + offsetof(Block, used), &word, sizeof word);
+}
 #else
 inline void used_inc(Block *b) noexcept { store_relaxed<std::uint16_t>(b->used, b->used + 1); }
+inline void used_dec(Block *b, std::uint32_t word) noexcept {
+  store_relaxed<std::uint16_t>(b->used, static_cast<std::uint16_t>(word - 1));
+}
 #endif
 
 // Allocation fast path: reap allocation from the front block (§3.4) —
@@ -333,16 +353,8 @@ inline Block *class_front(const Heap *h, unsigned cls) noexcept {
   Block *f = h->slots[front_slot(cls)].front;
   return f == &g_no_front ? nullptr : f;
 }
-// The low bits of FrontSlot::top: 0 for a block, 1..7 for a hot list.
-inline constexpr std::uintptr_t kTopHot = 7;
-inline std::uintptr_t slot_top(const FrontSlot &slot) noexcept {
-  return reinterpret_cast<std::uintptr_t>(load_relaxed(slot.top));
-}
-inline void set_slot_top(FrontSlot &slot, std::uintptr_t v) noexcept { store_relaxed(slot.top, reinterpret_cast<void *>(v)); }
 inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
-  FrontSlot &slot = h->slots[front_slot(cls)];
-  slot.front = b != nullptr ? b : &g_no_front;
-  if ((slot_top(slot) & kTopHot) == 0) set_slot_top(slot, reinterpret_cast<std::uintptr_t>(slot.front));
+  h->slots[front_slot(cls)].front = b != nullptr ? b : &g_no_front;
 }
 // Is q within b's objects (from its first to its end)?
 inline bool block_holds(const Block *b, const void *q) noexcept {
@@ -353,13 +365,11 @@ inline bool block_holds(const Block *b, const void *q) noexcept {
 // owner writes it; statistics read its length from other threads (from the
 // slot, never from an object): relaxed atomics, plain moves.
 inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
-  const std::uintptr_t t = slot_top(h->slots[front_slot(cls)]);
-  return (t & kTopHot) != 0 ? t - 1 : 0;
+  return load_relaxed(h->slots[front_slot(cls)].hot);
 }
 inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(class_hot_list(h, cls)); }
 inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
-  FrontSlot &slot = h->slots[front_slot(cls)];
-  set_slot_top(slot, v != 0 ? v + 1 : reinterpret_cast<std::uintptr_t>(slot.front));
+  store_relaxed(h->slots[front_slot(cls)].hot, v);
 }
 // The hot list v's head, taken off: the rest goes into the slot.
 // The list's last object links to nothing, and is not read for it.
@@ -451,14 +461,6 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
   small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
 }
 
-// A block's `used` and `state` read at once (segment.hpp, Block): used +
-// state * 2^16. One load where there were two, and each test of the fast
-// path below one compare where there were two.
-inline std::uint32_t use_state(const Block *b) noexcept {
-  std::uint32_t w;
-  __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
-  return w;
-}
 // In state st, with at least two live objects (so a free leaves one)?
 inline bool keeps_live(std::uint32_t word, BlockState st) noexcept {
   constexpr std::uint32_t kMaxUsed = 0xffff;
@@ -502,7 +504,6 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
   const std::uint32_t recip = b->recip;
   const std::uint64_t prod = std::uint64_t{off} * recip;
   const std::uint32_t word = use_state(b);
-  const auto live = static_cast<std::uint16_t>(word);
   FreeObj *head = b->free;
   // Two copies of the push, one per state, rather than one push and a test
   // of the state after it: the common free, into the front, runs no more
@@ -512,7 +513,7 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
   if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip)) {
     if (VAM_LIKELY(keeps_live(word, BlockState::front))) {
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
-      store_relaxed<std::uint16_t>(b->used, live - 1);
+      used_dec(b, word);
       auto *f = static_cast<FreeObj *>(p);
       free_link_set(f, head);
       b->free = f;
@@ -523,18 +524,17 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
         if (VAM_LIKELY(g_layout.inline_fine != 0)) {
           Heap *h = owner();
           const unsigned cls = b->cls;
-          FrontSlot &slot = h->slots[front_slot(cls)];
-          const std::uintptr_t top = slot_top(slot);
+          const std::uintptr_t hot = class_hot_list(h, cls);
           // An empty list, as for every free of a program that frees and
           // allocates one object of the class in turn: the object's address
           // is the list, and nothing is written into it (hot_push marks it
           // as the list's end if another object goes on top).
-          if (VAM_LIKELY((top & kTopHot) == 0)) return set_slot_top(slot, reinterpret_cast<std::uintptr_t>(p) + 1);
-          if (VAM_LIKELY((top & kTopHot) < kHotMax)) return hot_push(h, b, p);  // its length is top & 7
+          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
+          if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
         }
       }
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
-      store_relaxed<std::uint16_t>(b->used, live - 1);
+      used_dec(b, word);
       auto *f = static_cast<FreeObj *>(p);
       free_link_set(f, head);
       b->free = f;

@@ -1196,10 +1196,6 @@ TEST(VamHot, AFreeIntoAFullBlockIsTheNextMallocOfItsClass) {
   ASSERT_EQ(size_class(smallest), cls);
   EXPECT_EQ(vam_malloc(smallest), p);
   EXPECT_EQ(class_hot_list(h, cls), 0u);
-  // The slot's top word is the front block again (heap.hpp, FrontSlot).
-  Block *front = class_front(h, cls);
-  EXPECT_EQ(slot_top(h->slots[front_slot(cls)]),
-            reinterpret_cast<uintptr_t>(front != nullptr ? front : &g_no_front));
   EXPECT_NE(vam_malloc(1024), p);  // handed out once
   EXPECT_EQ(b->state, BlockState::full);
 }
@@ -1213,7 +1209,7 @@ TEST(VamHot, AClassWithNoFrontReadsTheEmptyRecordAndMisses) {
     Heap *h = t_heap;
     ASSERT_EQ(h, &g_empty_heap);  // no heap yet: every slot holds g_no_front
     for (unsigned c = 0; c < kFrontSlots; ++c) {
-      EXPECT_EQ(slot_top(h->slots[c]), reinterpret_cast<uintptr_t>(&g_no_front)) << c;
+      EXPECT_EQ(h->slots[c].front, &g_no_front) << c;
       EXPECT_EQ(class_front(h, c), nullptr) << c;
     }
     std::vector<void *> got;
@@ -1226,15 +1222,47 @@ TEST(VamHot, AClassWithNoFrontReadsTheEmptyRecordAndMisses) {
     h = t_heap;
     ASSERT_NE(h, &g_empty_heap);
     for (size_t n = 0; n <= kSmallMax; n += 8) {
-      const unsigned c = size_class(n);
-      Block *f = class_front(h, c);
+      Block *f = class_front(h, size_class(n));
       ASSERT_NE(f, nullptr) << n;
-      EXPECT_EQ(slot_top(h->slots[front_slot(c)]), reinterpret_cast<uintptr_t>(f)) << n;
+      EXPECT_TRUE(block_holds(f, got[n / 8])) << n;
     }
     for (void *p : got) vam_free(p);
   }).join();
   const unsigned char *r = reinterpret_cast<const unsigned char *>(&g_no_front);
   EXPECT_TRUE(std::all_of(r, r + sizeof(Block), [](unsigned char x) { return x == 0; }));
+}
+
+// free's fast path reads `used` and `state` as one word and writes it back
+// whole (heap.hpp, use_state, used_dec): the count falls by one per free and
+// the state and the zero byte stay as they were, in the front block and in
+// one another free regains.
+TEST(VamReap, FreeKeepsTheBlocksStateWhenItWritesItsCountWord) {
+  using namespace alloclab::vam;
+  FullBlock f;
+  ASSERT_GE(f.objs.size(), 6u);
+  Block *b = f.record();
+  ASSERT_EQ(b->state, BlockState::full);
+  const uint16_t n = b->used;
+  EXPECT_EQ(use_state(b), n + (uint32_t{static_cast<uint8_t>(BlockState::full)} << 16));
+  // Two frees: the first may go to the hot list, the second regains the
+  // block; then each free into the front lowers the count by one.
+  vam_free(f.objs[0]);
+  vam_free(f.objs[1]);
+  ASSERT_EQ(b->state, BlockState::front);
+  const uint16_t before = b->used;
+  for (size_t i = 2; i < 6; ++i) {
+    vam_free(f.objs[i]);
+    EXPECT_EQ(b->used, before - (i - 1)) << i;
+    EXPECT_EQ(b->state, BlockState::front) << i;
+    EXPECT_EQ(b->zero, 0u) << i;
+    EXPECT_EQ(use_state(b), b->used + (uint32_t{static_cast<uint8_t>(BlockState::front)} << 16)) << i;
+  }
+  // A malloc from it (the front, unless VAM_ORDER=fifo put it at the back):
+  // its count up by one, the rest as it was.
+  if (class_front(f.heap(), b->cls) != b) return;
+  void *q = vam_malloc(b->size);
+  ASSERT_TRUE(block_holds(b, q));
+  EXPECT_EQ(use_state(b), before - 3 + (uint32_t{static_cast<uint8_t>(BlockState::front)} << 16));
 }
 
 // free's fast path knows the segments the thread has freed into
