@@ -213,16 +213,58 @@ std::size_t usable_size_impl(const void *p) noexcept {
   }
 }
 
+namespace {
+
+// Keep the block when the new size fits and does not waste over half of it.
+bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= have && (n > have / 2 || have <= 16); }
+
+// Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
+// fine classes are 16 bytes apart, so a buffer grown in small steps would
+// move at every step or two, each move a copy of all of it; with the slack
+// it moves once per eighth of growth, and the copies add up to a few times
+// its final size (docs/vam.md, "Limits and known gaps"). The slack stops at
+// the end of the fine classes: one near 1 KiB stays there rather than
+// take a slot a quarter too big (python3 ran 1.6% more instructions when
+// that slot was in the large-object heap). The page classes above are an
+// eighth apart, their own slack, and get none more.
+std::size_t realloc_request(std::size_t n, std::size_t have) noexcept {
+  std::size_t want = n;
+  if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
+    if (n <= kSmallMax) want = n + n / 8 > kSmallMax ? kSmallMax : n + n / 8;
+    else if (n > g_layout.page_max) want = n + n / 8;
+  }
+  return want;
+}
+
+}  // namespace
+
 void *realloc_impl(void *p, std::size_t n) noexcept {
   if (!p) return malloc_impl(n);
+  // An object of a block segment this thread frees into (free's fast path,
+  // api.hpp: t_free_seg): the segment is mapped and this thread's, so the
+  // segment map and the header need not be read, the object's size is its
+  // block's, and the old object goes back on free's own fast path. The
+  // segment stays: only this thread unmaps it, and not while p lives in it.
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
+  const unsigned slot = free_seg_slot(p);
+  if (VAM_LIKELY(a == t_free_seg.seg[slot] && n != 0)) {
+    auto *s = reinterpret_cast<Segment *>(a);
+    const std::size_t shift = t_free_seg.shift[slot];
+    const std::size_t have = block_of(s, p, shift)->size - g_layout.header;
+    if (realloc_in_place(n, have)) return p;
+    void *q = malloc_impl(realloc_request(n, have));
+    if (!q) return nullptr;  // errno is ENOMEM; p stays valid
+    memcpy(q, p, n < have ? n : have);
+    small_free_local<true>(s, p, shift, [] { return t_heap; });
+    return q;
+  }
   if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
   if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
     free_impl(p);
     return nullptr;
   }
   const std::size_t have = usable_size_impl(p);
-  // Keep the block when the new size fits and does not waste over half of it.
-  if (n <= have && (n > have / 2 || have <= 16)) return p;
+  if (realloc_in_place(n, have)) return p;
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
   Segment *s = object_segment(p);
@@ -232,21 +274,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // A huge object that stays huge moves its pages, not its bytes.
   if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))
     if (void *q = huge_resize(s, p, n)) return q;
-  // Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
-  // fine classes are 16 bytes apart, so a buffer grown in small steps would
-  // move at every step or two, each move a copy of all of it; with the slack
-  // it moves once per eighth of growth, and the copies add up to a few times
-  // its final size (docs/vam.md, "Limits and known gaps"). The slack stops at
-  // the end of the fine classes: one near 1 KiB stays there rather than
-  // take a slot a quarter too big (python3 ran 1.6% more instructions when
-  // that slot was in the large-object heap). The page classes above are an
-  // eighth apart, their own slack, and get none more.
-  std::size_t want = n;
-  if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
-    if (n <= kSmallMax) want = n + n / 8 > kSmallMax ? kSmallMax : n + n / 8;
-    else if (n > g_layout.page_max) want = n + n / 8;
-  }
-  void *q = malloc_impl(want);
+  void *q = malloc_impl(realloc_request(n, have));
   if (!q) return nullptr;  // errno is ENOMEM; p stays valid
   memcpy(q, p, n < have ? n : have);
   free_impl(p);

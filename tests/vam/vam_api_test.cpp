@@ -340,6 +340,48 @@ TEST(VamRealloc, ToZeroFreesAndReturnsNullLikeGlibc) {
   EXPECT_EQ(stats().live_objects, live);  // freed, not leaked
 }
 
+// realloc of an object in a block segment the thread frees into takes its
+// own path (vam.cpp, realloc_impl: no segment map, free's fast path for the
+// old object): the contents move, a fitting size stays, zero still frees,
+// and the old object is free after the move (its slot is handed out again).
+TEST(VamRealloc, AnObjectOfASegmentTheThreadFreesIntoMovesOnTheFastPath) {
+  using namespace alloclab::vam;
+  void *warm = vam_malloc(40);
+  vam_free(warm);  // the segment is now in t_free_seg
+  char *p = static_cast<char *>(vam_malloc(40));
+  ASSERT_TRUE(free_seg_has(segment_of(p)));
+  for (int i = 0; i < 40; ++i) p[i] = static_cast<char>(i * 7);
+  EXPECT_EQ(vam_realloc(p, 48), p);  // the 48-byte class: in place
+  const size_t live = stats().live_objects;
+  char *q = static_cast<char *>(vam_realloc(p, 400));
+  ASSERT_NE(q, nullptr);
+  ASSERT_NE(q, p);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(q[i], static_cast<char>(i * 7)) << i;
+  EXPECT_EQ(stats().live_objects, live);  // one in, one out
+  void *again[64];  // not a container: its nodes would be vam's objects too
+  int made = 0;
+  bool found = false;
+  while (made < 64 && !found) found = (again[made++] = vam_malloc(40)) == p;
+  EXPECT_TRUE(found) << "the old object was not freed";
+  for (int i = 0; i < made; ++i) vam_free(again[i]);
+  ASSERT_TRUE(free_seg_has(segment_of(q)));
+  EXPECT_EQ(vam_realloc(q, 0), nullptr);
+  EXPECT_EQ(stats().live_objects, live - 1);
+}
+
+TEST(VamHardening, ReallocOfAFreedObjectOnTheFastPathAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void *keep = vam_malloc(100);  // the block keeps a live object
+        void *p = vam_malloc(100);
+        vam_free(p);
+        void *q = vam_realloc(p, 1000);  // moves, then frees p a second time
+        fprintf(stderr, "not caught: %p %p\n", q, keep);
+      },
+      "vam: free\\(\\): double free detected");
+}
+
 // ---- aligned allocation --------------------------------------------------
 
 TEST(VamPosixMemalign, RejectsAlignment3WithEinvalAndLeavesPointerUntouched) {
