@@ -102,11 +102,25 @@ inline void *malloc_impl(std::size_t n) noexcept { return malloc_inline<malloc_m
 // is p's too, computed alongside. Every other free goes to free_checked,
 // with object_segment's segment (null masks to the top of the address
 // space, never a segment).
-inline void free_impl(void *p) noexcept {
+//
+// free_cached_segment is that test, for realloc too (vam.cpp): p's segment
+// if the thread's free cache holds it, with its block shift; else null.
+// free_cached finishes a free there.
+inline Segment *free_cached_segment(const void *p, std::size_t &shift) noexcept {
   const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
   const unsigned i = free_seg_slot(p);
-  if (VAM_LIKELY(a == t_free_seg.seg[i]))
-    small_free_local<true>(reinterpret_cast<Segment *>(a), p, t_free_seg.shift[i], [] { return t_heap; });
+  if (VAM_UNLIKELY(a != t_free_seg.seg[i])) return nullptr;
+  if (a == 0) __builtin_unreachable();  // a slot holds a segment or kNoFreeSeg, never 0: no test for null
+  shift = t_free_seg.shift[i];
+  return reinterpret_cast<Segment *>(a);
+}
+inline void free_cached(Segment *s, void *p, std::size_t shift) noexcept {
+  small_free_local<true>(s, p, shift, [] { return t_heap; });
+}
+
+inline void free_impl(void *p) noexcept {
+  std::size_t shift;
+  if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr)) free_cached(s, p, shift);
   else free_checked(object_segment(p), p);
 }
 

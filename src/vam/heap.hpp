@@ -297,17 +297,15 @@ inline std::uint32_t use_state(const Block *b) noexcept {
 // path loads that word, and a load wider than the store before it to the
 // same place cannot take its value from the store buffer; it waits for the
 // store to reach the cache, on every free that follows a free into the
-// same block closely (a run of frees into one block: freelist_micro 1.075x
-// the time with a 16-bit store there, 1.004x with this one, against the
+// same block closely (a run of frees into one block: freelist_micro 1.074x
+// the time with a 16-bit store there, 1.001x with this one, against the
 // tree that loaded `used` and `state` apart). malloc's add stays 16 bits
 // wide: a 32-bit one measured 0.7% slower on bignum_factor, whose frees
 // follow their block's mallocs less closely (docs/results.md, "free's
 // block word"). used > 0, so the 32-bit store's borrow never reaches `state`.
 // Sanitizer builds keep the atomic form, which the thread sanitizer checks.
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-inline void used_inc(Block *b) noexcept {
-  asm("addw $1, %0" : "+m"(b->used));
-}
+inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
 inline void used_dec(Block *b, std::uint32_t word) noexcept {
   word -= 1;
   __builtin_memcpy(reinterpret_cast<char *>(b) + offsetof(Block, used), &word, sizeof word);

@@ -245,17 +245,14 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // segment map and the header need not be read, the object's size is its
   // block's, and the old object goes back on free's own fast path. The
   // segment stays: only this thread unmaps it, and not while p lives in it.
-  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1);
-  const unsigned slot = free_seg_slot(p);
-  if (VAM_LIKELY(a == t_free_seg.seg[slot] && n != 0)) {
-    auto *s = reinterpret_cast<Segment *>(a);
-    const std::size_t shift = t_free_seg.shift[slot];
+  std::size_t shift;
+  if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr && n != 0)) {
     const std::size_t have = block_of(s, p, shift)->size - g_layout.header;
     if (realloc_in_place(n, have)) return p;
     void *q = malloc_impl(realloc_request(n, have));
     if (!q) return nullptr;  // errno is ENOMEM; p stays valid
     memcpy(q, p, n < have ? n : have);
-    small_free_local<true>(s, p, shift, [] { return t_heap; });
+    free_cached(s, p, shift);
     return q;
   }
   if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
