@@ -48,6 +48,12 @@ out=$("$work/consumer/vam_static_consumer")
 readelf -d "$work/consumer/vam_consumer" | grep -q 'Shared library: \[libvam.so.0\]' \
   || fail "a program linked with alloclab::vam does not record libvam.so.0"
 
+# ---- CMake, a C-only project: the static targets bring the C++ runtime they need
+cmake -S "$consumer/../c_consumer" -B "$work/c_consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/c_consumer" >/dev/null || fail "a C-only project cannot link alloclab::reap_static or ::vam_static"
+"$work/c_consumer/reap_static_c" | grep -qx "reap ok 3" || fail "C-only project: reap_static consumer"
+[ "$("$work/c_consumer/vam_static_c")" = "vam ok 100" ] || fail "C-only project: vam_static consumer (malloc not libvam's?)"
+
 # ---- pkg-config --static: fully static programs, from C and from C++
 export PKG_CONFIG_PATH=$lib/pkgconfig
 pc() { pkg-config "$@"; }
