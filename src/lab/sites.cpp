@@ -13,9 +13,10 @@
 //                         freed before any other allocation, heaptrack's
 //                         definition of a temporary);
 //   max_live_bytes/objects the most the site held at once;
-//   lifetimes             summed over its freed objects, the allocations the
-//                         process made while each lived (time in allocations,
-//                         as DHAT can count time in instructions).
+//   lifetimes             summed over its objects, the allocations the
+//                         process made while each lived (to exit for those
+//                         still live): time counted in allocations, where
+//                         DHAT counts it in instructions.
 // At exit each process writes DIR/sites.PID.json (ALLOCLAB_SITES_DIR, default
 // the start-up working directory): the sites with their frames as (module,
 // offset, symbol) and the modules. `alloclab sites` symbolizes further,
@@ -116,7 +117,7 @@ std::uintptr_t *g_frames = nullptr;
 std::size_t g_frame_count = 0, g_frame_cap = 0;
 
 std::int64_t g_live = 0, g_peak = 0;
-std::uint64_t g_peak_gen = 0, g_allocs = 0;
+std::uint64_t g_peak_gen = 0, g_allocs = 0, g_peak_at = 0;  // g_peak_at: allocations at the peak
 
 template <class T>
 bool grow_array(T *&a, std::size_t used, std::size_t &cap, std::size_t need) noexcept {
@@ -262,11 +263,13 @@ void charge_alloc(std::uintptr_t p, std::size_t n, const std::uintptr_t *frames,
     if (x.live_bytes > x.max_live_bytes) x.max_live_bytes = x.live_bytes;
     if (x.live_objects > x.max_live_objects) x.max_live_objects = x.live_objects;
     g_live += static_cast<std::int64_t>(n);
+    ++g_allocs;
     if (g_live > g_peak) {
       g_peak = g_live;
+      g_peak_at = g_allocs;
       ++g_peak_gen;
     }
-    insert(Object{p, s, n, ++g_allocs});
+    insert(Object{p, s, n, g_allocs});
   }
   unlock();
 }
@@ -336,10 +339,25 @@ constexpr unsigned kMaxModules = 1024;
 Module g_modules[kMaxModules];
 unsigned g_module_count = 0;
 
+// dladdr names the main program as it was started ("./prog"): a path relative
+// to a directory the reader does not know. /proc/self/exe names it whole.
+char g_exe[PATH_MAX];
+
+const char *whole_path(const char *path) noexcept {
+  if (path[0] == '/') return path;
+  if (g_exe[0] == '\0') {
+    const ssize_t n = ::readlink("/proc/self/exe", g_exe, sizeof g_exe - 1);
+    if (n <= 0) return path;
+    g_exe[n] = '\0';
+  }
+  return g_exe;
+}
+
 int module_of(std::uintptr_t base, const char *path) noexcept {
   for (unsigned i = 0; i < g_module_count; ++i)
     if (g_modules[i].base == base) return static_cast<int>(i);
   if (g_module_count == kMaxModules) return -1;
+  path = whole_path(path);
   g_modules[g_module_count] = Module{base, path};
   return static_cast<int>(g_module_count++);
 }
@@ -399,11 +417,15 @@ void write_record() noexcept {
     b.put_i64(g_peak);
     b.put(",\"leaked_bytes\":");
     b.put_i64(g_live);
+    b.put(",\"peak_at\":");
+    b.put_u64(g_peak_at);
     b.put(",\"temporary_window\":");
     b.put_u64(g_temp_window);
     b.put(",\"depth\":");
     b.put_u64(g_depth);
     b.put(",\"sites\":[");
+    for (std::size_t i = 0; i < g_object_cap; ++i)  // objects live at exit lived until now
+      if (g_objects[i].p) g_sites[g_objects[i].site].lifetimes += g_allocs - g_objects[i].number;
     for (std::uint32_t s = 1; s < g_site_count; ++s) {
       Site &x = g_sites[s];
       settle(x);
