@@ -36,6 +36,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <libunwind.h>
+#include <link.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -367,8 +368,10 @@ int module_of(std::uintptr_t base, const char *path) noexcept {
 // the call instruction, as symbolizers expect.
 void put_frame(TextBuffer &b, std::uintptr_t pc) noexcept {
   Dl_info info{};
+  void *entry = nullptr;
   const std::uintptr_t at = pc - 1;
-  if (::dladdr(reinterpret_cast<void *>(at), &info) == 0 || info.dli_fbase == nullptr) {
+  if (::dladdr1(reinterpret_cast<void *>(at), &info, &entry, RTLD_DL_SYMENT) == 0 ||
+      info.dli_fbase == nullptr) {
     b.put("[-1,");
     put_hex(b, at);
     b.put(",null,null]");
@@ -380,10 +383,15 @@ void put_frame(TextBuffer &b, std::uintptr_t pc) noexcept {
   b.put(',');
   put_hex(b, at - base);
   b.put(',');
-  if (info.dli_sname && info.dli_saddr) {
+  // dladdr answers with the nearest exported symbol below the address, which
+  // for a static function is another function: take it only if it spans the
+  // address.
+  const auto *sym = static_cast<const ElfW(Sym) *>(entry);
+  const auto saddr = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
+  if (info.dli_sname && saddr && sym && at - saddr < sym->st_size) {
     put_string(b, info.dli_sname);
     b.put(',');
-    put_hex(b, at - reinterpret_cast<std::uintptr_t>(info.dli_saddr));
+    put_hex(b, at - saddr);
   } else {
     b.put("null,null");
   }
