@@ -27,6 +27,7 @@ struct Counters {
   std::atomic<std::uint64_t> unmaps{0};
   std::atomic<std::uint64_t> discards{0};
   std::atomic<std::uint64_t> remaps{0};
+  std::atomic<std::uint64_t> failed_resizes{0};  // in-place resizes the kernel refused (still a call)
   std::atomic<std::uint64_t> mapped_bytes{0};    // currently mapped through map()
 };
 
@@ -171,6 +172,7 @@ inline bool resize_in_place(void *p, std::size_t old_bytes, std::size_t new_byte
   const int saved = errno;
   if (::mremap(p, old_bytes, new_bytes, 0) == MAP_FAILED) {
     errno = saved;
+    counters().failed_resizes.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   counters().remaps.fetch_add(1, std::memory_order_relaxed);

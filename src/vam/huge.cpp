@@ -54,16 +54,29 @@ struct VamHugePolicy {
   static constexpr int kBudgetHeaps = 8;
   static constexpr std::size_t kKeepCeiling = std::size_t{32} << 20;
 
-  // VAM_HUGE_CACHE bytes for each thread that owns a heap (for up to
-  // kBudgetHeaps threads): threads free huge objects at the same time, and
-  // one thread's share would be taken by the others' frees; at least twice
-  // the largest mapping kept.
-  static std::size_t limit() noexcept {
+  // The budget: base() (VAM_HUGE_CACHE for each thread that owns a heap),
+  // at least twice the largest mapping kept, and at least twice the huge
+  // bytes the program had live at their recent peak (recent: within
+  // VAM_DISCARD_DELAY_MS). A program that replaces buffers of changing sizes
+  // frees and maps the same bytes over and over; with only a few mappings
+  // cached, the one that fits best is seldom within twice the request, and
+  // each buffer cost a resize (random buffers of 0.25..8 MiB, four live:
+  // 5,700 mremaps in 10,000 replacements; holding the recent peak, 4,600;
+  // twice it, 250). The cost: for up to the delay after a peak, freed
+  // mappings (and the pages their last users touched) stay resident up to
+  // twice that peak, as peers keep freed spans until they purge them; they
+  // go back once they have waited the delay.
+  static std::size_t base() noexcept {
     const int heaps = live_heaps();
     const std::size_t n = heaps < 1 ? 1 : heaps > kBudgetHeaps ? kBudgetHeaps : static_cast<std::size_t>(heaps);
-    const std::size_t base = static_cast<std::size_t>(options().huge_cache) * n;
+    return static_cast<std::size_t>(options().huge_cache) * n;
+  }
+  static std::size_t limit() noexcept {
+    const std::size_t base = VamHugePolicy::base();
     const std::size_t grown = 2 * demand().keep.load(std::memory_order_relaxed);
-    return base > grown ? base : grown;
+    const std::size_t peak = recent_peak();
+    const std::size_t most = base > grown ? base : grown;
+    return most > 2 * peak ? most : 2 * peak;
   }
   // A mapping is kept only if it is at most half of VAM_HUGE_CACHE, or of
   // the size demand has grown the cache to.
@@ -96,12 +109,33 @@ struct VamHugePolicy {
     const std::size_t want = r > bytes ? r : bytes;
     if (want > d.keep.load(std::memory_order_relaxed)) d.keep.store(want, std::memory_order_relaxed);
   }
+  // huge_alloc: the huge bytes live now. The recent peak is the highest
+  // live total since it was last set; one older than the delay starts over
+  // from now.
+  static void allocated(std::int64_t live) noexcept {
+    if (options().huge_cache == 0) return;
+    Demand &d = demand();
+    const std::int64_t now = now_ms();
+    if (live > d.peak_live.load(std::memory_order_relaxed) ||
+        now - d.peak_ms.load(std::memory_order_relaxed) >= delay_ms()) {
+      d.peak_live.store(live, std::memory_order_relaxed);
+      d.peak_ms.store(now, std::memory_order_relaxed);
+    }
+  }
+  static std::size_t recent_peak() noexcept {
+    const Demand &d = demand();
+    if (now_ms() - d.peak_ms.load(std::memory_order_relaxed) >= delay_ms()) return 0;
+    const std::int64_t peak = d.peak_live.load(std::memory_order_relaxed);
+    return peak > 0 ? static_cast<std::size_t>(peak) : 0;
+  }
   // Relaxed atomics: several threads may free and map at once, and a lost
-  // update only delays the growth by one refusal.
+  // update only delays the growth by one refusal, or the peak by one call.
   struct Demand {
     std::atomic<std::size_t> keep{0};        // the largest mapping kept, as grown (0: not grown)
     std::atomic<std::size_t> refused{0};     // the last mapping refused for its size (0: none pending)
     std::atomic<std::int64_t> refused_ms{0};
+    std::atomic<std::int64_t> peak_live{0};  // the huge bytes live at their recent peak
+    std::atomic<std::int64_t> peak_ms{0};    // when that peak was set
   };
   static Demand &demand() noexcept {
     static Demand d;  // constant-initialised
@@ -156,9 +190,12 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
   }
   s->map_bytes = got;
   s->usable = got - offset;
-  c.live_bytes.fetch_add(static_cast<std::int64_t>(s->usable), std::memory_order_relaxed);
+  const std::int64_t live =
+      c.live_bytes.fetch_add(static_cast<std::int64_t>(s->usable), std::memory_order_relaxed) +
+      static_cast<std::int64_t>(s->usable);
   c.live_objects.fetch_add(1, std::memory_order_relaxed);
   c.pages.fetch_add(static_cast<std::int64_t>(got / kPage), std::memory_order_relaxed);
+  VamHugePolicy::allocated(live);
   return reinterpret_cast<char *>(s) + offset;
 }
 
