@@ -205,6 +205,9 @@ void *calloc_impl(std::size_t n, std::size_t size) noexcept {
 std::size_t usable_size_impl(const void *p) noexcept {
   if (!p) return 0;
   Segment *s = object_segment(p);
+  // As free: a pointer with no segment of vam's around it has no header to read.
+  if (VAM_UNLIKELY(!segment_known(s)))
+    corruption("malloc_usable_size(): invalid pointer (not from vam, or already freed and unmapped)", p);
   switch (s->kind) {
     case SegKind::small:
     case SegKind::medium: return block_of(s, p)->size - g_layout.header;
