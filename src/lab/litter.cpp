@@ -20,8 +20,11 @@
 //
 // The program's time, measured as the 2026 paper's litterer measures it:
 // from the end of littering to the process's exit, inside the process. When
-// LITTER_LOG is set, the last destructor appends "litter: pid=N run_ms=T" to
-// it. A process that leaves through _exit or a signal logs no run_ms; the lab
+// LITTER_LOG is set, the last destructor appends "litter: pid=N run_ms=T
+// cpu_ms=C" to it: T the wall-clock time, C the CPU time (user + system, all
+// the process's threads) the process used over the same span. CPU time is
+// the measure a busy machine disturbs least: time other processes take from
+// the program lengthens T, not C. A process that leaves through _exit or a signal logs no run_ms; the lab
 // then has only the wall-clock measure for that run.
 // A bad option or profile prints "litter: ..." to stderr and exits with 2: a
 // run that silently went un-littered would be a wrong measurement.
@@ -31,6 +34,7 @@
 // leaves in the program's heap is the littering itself.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,8 +239,18 @@ double now_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// When littering ended (CLOCK_MONOTONIC seconds); 0 until then.
+// The process's CPU time so far (user + system, every thread), in seconds.
+double cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+// When littering ended (CLOCK_MONOTONIC seconds), and the CPU time used by
+// then; 0 until then.
 double g_littering_end = 0.0;
+double g_littering_end_cpu = 0.0;
 
 void append_log_line(const char *line, std::size_t n) {
   int out = 2;
@@ -254,6 +268,7 @@ void litter_body();
 void litter() {
   litter_body();
   g_littering_end = now_seconds();
+  g_littering_end_cpu = cpu_seconds();
 }
 
 void litter_body() {
@@ -380,10 +395,12 @@ __attribute__((destructor(101))) void litter_fini() {
   const char *log = ::getenv("LITTER_LOG");
   if (!log || !*log || g_littering_end == 0.0) return;
   const double run = now_seconds() - g_littering_end;
-  char buf[128];
+  const double cpu = cpu_seconds() - g_littering_end_cpu;
+  char buf[160];
   TextBuffer b(buf, sizeof buf);
   b.put("litter: pid="); b.put_u64(static_cast<std::uint64_t>(::getpid()));
   b.put(" run_ms="); b.put_ratio3(static_cast<std::uint64_t>(run * 1e9 + 0.5), 1000000);
+  b.put(" cpu_ms="); b.put_ratio3(static_cast<std::uint64_t>((cpu > 0 ? cpu : 0) * 1e9 + 0.5), 1000000);
   b.put('\n');
   append_log_line(b.data(), b.size());
 }
