@@ -49,7 +49,11 @@ import shutil
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, runner, stats, tables, workloads
+from alloclab import LabError, stats
+from alloclab.core import allocators as alloc_mod, runner
+from alloclab.measure import cache as cache_mod
+from alloclab.present import tables
+from alloclab.experiments import workloads
 
 FORMAT_VERSION = 1
 

@@ -61,7 +61,7 @@ def parse_list(text) -> list[str]:
 # ------------------------------------------------------------------ allocators
 
 def parse_allocator(text):
-    from alloclab import allocators
+    from alloclab.core import allocators
     if isinstance(text, allocators.Allocator):
         return text
     if not str(text).strip():
@@ -72,7 +72,7 @@ def parse_allocator(text):
 def parse_allocators(text) -> list:
     """Comma-separated names or .so paths, or variants (NAME@VAR=VALUE: allocators.find);
     "all" means every allocator found here."""
-    from alloclab import allocators
+    from alloclab.core import allocators
     if isinstance(text, (list, tuple)) and text and all(isinstance(x, allocators.Allocator) for x in text):
         return list(text)
     names = parse_list(text)
@@ -99,7 +99,7 @@ _LEVEL = re.compile(r"^(?:adv_?)?(\d+)$", re.IGNORECASE)
 
 def parse_level(text) -> int:
     """One littering level: 3, Adv_3, adv3 (any case)."""
-    from alloclab import litter
+    from alloclab.measure import litter
     if isinstance(text, int) and not isinstance(text, bool):
         v = text
     else:
@@ -253,7 +253,7 @@ def prepare_outputs(ns) -> None:
 
 def command(ns) -> list[str]:
     """The program and its arguments, given after `--` (checked: it must exist and be executable)."""
-    from alloclab import runner
+    from alloclab.core import runner
     cmd = list(getattr(ns, "cmd", None) or [])
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -289,7 +289,7 @@ def add_timeout(p, default=None):
 
 
 def add_seed(p):
-    from alloclab import litter
+    from alloclab.measure import litter
     p.add_argument("--seed", type=_type(lambda t: parse_count(t, 0)), default=litter.DEFAULT_SEED,
                    help="littering seed (default %(default)s)")
 

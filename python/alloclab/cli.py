@@ -58,11 +58,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "re-render a comparison's or a study's report.html from its saved files (and export it)",
             "alloclab.cli:report_arguments", "alloclab.cli:cmd_report"),
     Command("drag", "object drag: heap size vs. freeing at last use (needs valgrind)",
-            "alloclab.drag:add_arguments", "alloclab.drag:main"),
+            "alloclab.experiments.drag:add_arguments", "alloclab.experiments.drag:main"),
     Command("frag", "fragmentation: max heap pages in use / max live data (needs valgrind)",
-            "alloclab.frag:add_arguments", "alloclab.frag:main"),
+            "alloclab.experiments.frag:add_arguments", "alloclab.experiments.frag:main"),
     Command("pages", "heap page trace: LRU miss curves and swap prefetchability (needs valgrind)",
-            "alloclab.pages:add_arguments", "alloclab.pages:main"),
+            "alloclab.experiments.pages:add_arguments", "alloclab.experiments.pages:main"),
     Command("study", "answer the papers' questions on this machine (report in out/study)",
             "alloclab.study:add_arguments", "alloclab.study:run_command"),
     Command("ablation", "Vam's design switches one at a time: time, D1/LL misses, peak RSS (out/ablation)",
@@ -86,7 +86,7 @@ def profile_arguments(sp) -> None:
 
 
 def cmd_profile(ns) -> int:
-    from alloclab import profile
+    from alloclab.measure import profile
     cmd = A.command(ns)
     try:
         p = profile.run_profile(cmd, out=ns.output, cutoff=ns.cutoff, allocator=ns.allocator,
@@ -134,7 +134,7 @@ def _status(res) -> int:
 
 
 def cmd_litter(ns) -> int:
-    from alloclab import litter
+    from alloclab.measure import litter
     cmd = A.command(ns)
     if ns.adv is not None:
         if ns.multiplier is not None or ns.occupancy is not None:
@@ -142,7 +142,8 @@ def cmd_litter(ns) -> int:
         m, o = litter.preset(ns.adv)
         if m == 0:
             # Adv_0: no littering, but still on the chosen allocator.
-            from alloclab import profile, runner
+            from alloclab.measure import profile
+            from alloclab.core import runner
             profile.load_profile(ns.profile)
             preload, env = litter.setup(ns.allocator, None, 0, 0)
             return _status(runner.run(cmd, preload=preload, env=env, timeout=ns.timeout, stdout="inherit",
@@ -163,7 +164,7 @@ def allocators_arguments(sa) -> None:
 
 
 def cmd_allocators(ns) -> int:
-    from alloclab import allocators, paths
+    from alloclab.core import allocators, paths
     extras = [A.parse_allocator(x) for x in ns.paths or []]
     rows = [("name", "version", "library")]
     missing = []
@@ -229,17 +230,17 @@ def cmd_compare(ns) -> int:
     from alloclab import compare, results
     cmd = A.command(ns)
     if ns.profile is not None:
-        from alloclab import profile
+        from alloclab.measure import profile
         profile.load_profile(ns.profile)
     if ns.cache == "perf":
-        from alloclab import cache
+        from alloclab.measure import cache
         cache.require_perf()
     extra = {}
     if ns.prepare is not None:
         extra["prepare"] = ns.prepare
     if ns.show_output:
         extra["show_output"] = True
-    from alloclab import runner
+    from alloclab.core import runner
     if ns.setup is not None:
         runner.run_prepare(ns.setup, ns.timeout, what="--setup")
     try:

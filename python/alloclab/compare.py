@@ -41,8 +41,10 @@ import sys
 import tempfile
 from collections import Counter
 
-from alloclab import LabError, allocators as alloc_mod, cache as cache_mod, litter, runner
-from alloclab import profile as profile_mod
+from alloclab import LabError
+from alloclab.core import allocators as alloc_mod, runner
+from alloclab.measure import cache as cache_mod, litter
+from alloclab.measure import profile as profile_mod
 from alloclab import stats as stats_mod
 
 CSV_COLUMNS = ["run", "allocator", "adv", "multiplier", "occupancy", "repeat", "seed", "profile_sha256",

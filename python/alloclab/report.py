@@ -36,7 +36,7 @@ import base64
 import os
 
 from alloclab import compare as compare_mod
-from alloclab import plots
+from alloclab.present import plots
 from alloclab import results as results_mod
 
 
@@ -226,7 +226,7 @@ CAPTIONS = {
 # headline and the command, footer), macros.html.j2 (tables, figures with
 # their captions, the verdict table, a section's blocks) and one page each.
 
-TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "present", "templates")
 _ENV = None
 
 

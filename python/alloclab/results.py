@@ -35,7 +35,8 @@ import json
 import os
 import shutil
 
-from alloclab import LabError, tables
+from alloclab import LabError
+from alloclab.present import tables
 
 FORMAT_VERSION = 1
 KIND_SUMMARY = "alloclab-compare-summary"

@@ -40,8 +40,11 @@ import subprocess
 import sys
 import time
 
-from alloclab import LabError, allocators as alloc_mod, compare, results, stats, tables, verdicts, workloads
-from alloclab import profile as profile_mod
+from alloclab import LabError, compare, results, stats, verdicts
+from alloclab.core import allocators as alloc_mod
+from alloclab.present import tables
+from alloclab.experiments import workloads
+from alloclab.measure import profile as profile_mod
 
 # Of findings.json and verdicts.json (docs/formats.md). results.csv is the
 # comparison's row format (alloclab.results) with the program's columns in front.
@@ -384,7 +387,7 @@ def weights(p: Plan, progress) -> dict:
     """Each bundled workload's share of instructions in memory operations
     (callgrind, naive variant on glibc) beside its paper program's (2002 Table 3)."""
     try:
-        from alloclab import memops
+        from alloclab.measure import memops
     except ImportError:
         p.notes.append("memory-operations share not measured: alloclab.memops is missing")
         return {}
@@ -417,7 +420,7 @@ def weights(p: Plan, progress) -> dict:
 def locality(p: Plan, progress) -> list:
     """D1 and LL misses (cachegrind at the fixed geometry) of the naive
     variants on glibc and vam, clean heap: the Vam paper's locality claim."""
-    from alloclab import cache as cache_mod
+    from alloclab.measure import cache as cache_mod
     names = [a.name for a in p.allocators]
     if "vam" not in names:
         p.notes.append("vam is not among the allocators: its locality was not measured")
@@ -457,13 +460,13 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
     emulated regions and under reaps, and the page-level miss curves (Vam
     paper, Figure 8) of gp_mix on each allocator. Small inputs: every load
     and store runs under the instrument."""
-    from alloclab import memtool
+    from alloclab.measure import memtool
     try:
         memtool.find_memtools()
     except LabError as e:
         p.notes.append(f"drag and pages left out: {e}")
         return {}
-    from alloclab import drag, pages
+    from alloclab.experiments import drag, pages
     scale = p.memory_scale
     mdir = os.path.join(outdir, "memory")
     out = {"scale": scale, "drag": [], "pages": None, "pages_png": None}
@@ -487,7 +490,7 @@ def memory_over_time(p: Plan, outdir: str, progress) -> dict:
                                 "peak_bytes_immediate": r.get("peak_bytes_immediate")})
     # Fragmentation (Vam paper §4.4): heap pages in use over live pages,
     # clean and at the study's strongest littering.
-    from alloclab import frag
+    from alloclab.experiments import frag
     out["frag"] = []
     # The Vam paper's fragmentation is a clean heap's; the littered one is for --full (each run is
     # a Valgrind run of a realistically sized heap).

@@ -27,7 +27,8 @@ import base64
 import json
 import os
 
-from alloclab import plots, report, verdicts
+from alloclab.present import plots
+from alloclab import report, verdicts
 from alloclab.verdicts import show
 
 ABLATION_FORMAT = 1   # the format_version of ablation/ablation.json this report renders

@@ -38,7 +38,7 @@ import dataclasses
 from typing import Callable
 
 from alloclab import stats
-from alloclab.workloads import PAPER_TABLE3
+from alloclab.experiments.workloads import PAPER_TABLE3
 
 VERDICTS = ("confirmed", "weaker", "stronger", "refuted", "inconclusive")
 LEVEL = 0.75  # what min-max of three repeats, the default study's, holds

@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from alloclab import allocators  # noqa: E402
+from alloclab.core import allocators  # noqa: E402
 
 LAUNCHER = os.path.join(ROOT, "alloclab")
 
@@ -73,7 +73,8 @@ def peers_installed():
 def tools():
     """The memory instrument (drag, frag, pages), built by make."""
     import shutil
-    from alloclab import LabError, memtool
+    from alloclab import LabError
+    from alloclab.measure import memtool
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
     try:

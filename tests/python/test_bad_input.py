@@ -13,7 +13,8 @@ import pytest
 
 from conftest import LAUNCHER, run_cli
 
-from alloclab import LabError, cache, results
+from alloclab import LabError, results
+from alloclab.measure import cache
 
 
 def _rows(d):

@@ -7,7 +7,8 @@ import os
 import pytest
 
 from conftest import peers_installed, run_cli
-from alloclab import LabError, compare, runner
+from alloclab import LabError, compare
+from alloclab.core import runner
 
 WORK = r"""
 #include <stdio.h>
@@ -187,7 +188,7 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
 
 
 def test_a_variant_is_its_allocator_with_variables_set():
-    from alloclab import allocators
+    from alloclab.core import allocators
     v = allocators.find("glibc@VAM_ORDER=fifo@OTHER=a=b")
     assert v.name == "glibc@VAM_ORDER=fifo@OTHER=a=b" and v.path is None
     assert v.environ == {"VAM_ORDER": "fifo", "OTHER": "a=b"}  # a value may hold "="
@@ -228,7 +229,7 @@ def test_a_malformed_variant_is_refused_before_anything_runs(tmp_path):
 
 
 def test_api_finds_allocators():
-    from alloclab import allocators
+    from alloclab.core import allocators
     assert allocators.find("glibc").path is None
     with pytest.raises(LabError):
         allocators.find("definitely-not-an-allocator")

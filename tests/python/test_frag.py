@@ -9,7 +9,8 @@ import pytest
 from conftest import peers_installed
 from test_drag import run_cmd
 
-from alloclab import frag, memtool
+from alloclab.experiments import frag
+from alloclab.measure import memtool
 
 
 # No malloc at all: the only heap is what the program maps itself.

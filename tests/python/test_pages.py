@@ -10,7 +10,8 @@ import pytest
 from conftest import peers_installed
 from test_drag import run_cmd
 
-from alloclab import memtool, pages
+from alloclab.measure import memtool
+from alloclab.experiments import pages
 
 DISCARD = 1 << 63
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import peers_installed, run_cli
-from alloclab import profile as profile_mod
+from alloclab.measure import profile as profile_mod
 
 KNOWN_PATTERN = r"""
 #include <stdlib.h>
@@ -72,7 +72,8 @@ def test_cutoff_moves_sizes_between_histogram_and_ignored(cbuild, profile_so, tm
 def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path, name):
     """One case per peer, skipped (visibly) when that peer is not installed, never passing empty."""
     exe = cbuild(KNOWN_PATTERN, "known_peers")
-    from alloclab import LabError, allocators
+    from alloclab import LabError
+    from alloclab.core import allocators
     try:
         lib = allocators.find(name).path
     except LabError as e:
@@ -112,7 +113,7 @@ int main() {
 def test_new_and_delete_are_counted_on_every_allocator(tmp_path, profile_so, allocator):
     """Peers and libvam define operator new without calling malloc: the shim wraps it too."""
     import shutil
-    from alloclab import allocators
+    from alloclab.core import allocators
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed")
     src = tmp_path / "newdel.cpp"
@@ -157,7 +158,7 @@ int main(void) {
 
 @pytest.mark.parametrize("allocator", ["glibc", *peers_installed()])
 def test_threads_are_counted_exactly(cbuild, profile_so, tmp_path, allocator):
-    from alloclab import allocators
+    from alloclab.core import allocators
     exe = cbuild(THREADS, "threads")
     out = tmp_path / "p.json"
     lib = allocators.find(allocator).path

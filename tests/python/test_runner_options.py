@@ -14,7 +14,8 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from alloclab import LabError, args, cli, paths, results, runner
+from alloclab import LabError, args, cli, results
+from alloclab.core import paths, runner
 
 
 def _rows(d):

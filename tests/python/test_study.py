@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_cli
 
-from alloclab import workloads
+from alloclab.experiments import workloads
 
 SECTIONS = ["verdicts", "rq1", "rq2", "rq3", "reaps", "general", "memory", "stats", "setup"]
 VERDICT_KEYS = {"id", "paper", "claim", "paper_value", "measured", "low", "high", "n", "verdict", "rule"}

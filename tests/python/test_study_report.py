@@ -140,7 +140,7 @@ def test_the_study_page_with_an_ablation_fits_1280_px(tmp_path):
 
 
 def test_without_matplotlib_the_page_says_which_plot_is_missing(tmp_path, monkeypatch):
-    from alloclab import plots
+    from alloclab.present import plots
     monkeypatch.setattr(plots, "pyplot", lambda: None)
     doc = _render(tmp_path, _analysis())
     assert "data:image/png" not in doc

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import math
 
-from alloclab import LabError, allocators, runner
-from alloclab import profile as profile_mod
+from alloclab import LabError
+from alloclab.core import allocators, runner
+from alloclab.measure import profile as profile_mod
 
 PRESETS: dict[int, tuple[float, float]] = {0: (0.0, 0.0), 1: (1.0, 0.33), 3: (3.0, 0.66), 10: (10.0, 0.8)}
 DEFAULT_SEED = 42

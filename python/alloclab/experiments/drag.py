@@ -25,7 +25,8 @@ import json
 import os
 import sys
 
-from alloclab import args as A, memtool
+from alloclab import args as A
+from alloclab.measure import memtool
 
 FORMAT_VERSION = 1  # of drag.json (docs/formats.md)
 

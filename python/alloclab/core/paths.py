@@ -40,7 +40,7 @@ import sys
 
 ENV = "ALLOCLAB_PREFIX"
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # python/alloclab -> the checkout root (meaningful only when running from a checkout).
 SOURCE_ROOT = os.path.dirname(os.path.dirname(PACKAGE_DIR))
 

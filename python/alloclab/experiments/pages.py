@@ -30,7 +30,8 @@ import json
 import os
 import sys
 
-from alloclab import LabError, args as A, memtool
+from alloclab import LabError, args as A
+from alloclab.measure import memtool
 
 FORMAT_VERSION = 1  # of pages.json (docs/formats.md)
 

@@ -30,7 +30,8 @@ import re
 import subprocess
 import time
 
-from alloclab import LabError, paths
+from alloclab import LabError
+from alloclab.core import paths
 
 PACKAGE_DIR = paths.PACKAGE_DIR
 # python/alloclab -> the checkout root (when running from a checkout).

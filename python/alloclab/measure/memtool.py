@@ -32,7 +32,8 @@ import subprocess
 import sys
 import tempfile
 
-from alloclab import LabError, allocators, paths, runner
+from alloclab import LabError
+from alloclab.core import allocators, paths, runner
 
 TOOL_NAME = "alloclab-mem"
 TOOL_FILE = "alloclab-mem-amd64-linux"

@@ -27,7 +27,8 @@ import math
 import os
 import sys
 
-from alloclab import args as A, litter, memtool
+from alloclab import args as A
+from alloclab.measure import litter, memtool
 
 FORMAT_VERSION = 1  # of frag.json (docs/formats.md)
 
@@ -51,7 +52,7 @@ def fragmentation(max_pages_in_use: int, max_live_bytes: int) -> tuple[int, floa
 def run_frag(cmd, outdir, allocs, advs, profile_path=None, seed=litter.DEFAULT_SEED, timeout=None) -> dict:
     tools = memtool.find_memtools()
     if any(a != 0 for a in advs) and profile_path is None:
-        from alloclab import profile
+        from alloclab.measure import profile
         profile_path = os.path.join(outdir, "profile.json")
         profile.run_profile(cmd, out=profile_path, timeout=timeout, stdout=None, stderr=None)
     res = {"format_version": FORMAT_VERSION, "command": list(cmd), "page_size": memtool.PAGE_SIZE,
@@ -105,7 +106,7 @@ def main(args) -> int:
     allocs = A.parse_allocators(args.allocators)
     advs = A.parse_levels(args.adv)
     if args.profile is not None and any(advs):
-        from alloclab import profile
+        from alloclab.measure import profile
         profile.load_profile(args.profile)
     os.makedirs(args.output, exist_ok=True)
     res = run_frag(cmd, args.output, allocs, advs, profile_path=args.profile, seed=args.seed,

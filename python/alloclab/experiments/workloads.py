@@ -145,7 +145,7 @@ def workload_dirs() -> list[str]:
     """Where workload binaries are looked for, first match wins: the lab's one
     search order (alloclab.paths: $ALLOCLAB_PREFIX, the checkout's build tree,
     the install prefixes), in each its workloads/ or libexec/alloclab/workloads/."""
-    from alloclab import paths
+    from alloclab.core import paths
     return paths.workload_dirs()
 
 

@@ -29,7 +29,8 @@ import os
 import shutil
 import subprocess
 
-from alloclab import LabError, runner
+from alloclab import LabError
+from alloclab.core import runner
 
 # 32 KiB 8-way L1s and a 1 MiB 16-way last level, 64-byte lines: a plain
 # modern core's private caches.

@@ -31,7 +31,8 @@ import json
 import os
 import tempfile
 
-from alloclab import LabError, allocators, runner
+from alloclab import LabError
+from alloclab.core import allocators, runner
 
 REQUIRED_KEYS = ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size", "cutoff",
                  "ignored", "sizes")

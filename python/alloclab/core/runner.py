@@ -124,7 +124,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
     it, and is re-raised.
     """
     check_command(cmd)
-    from alloclab import allocators
+    from alloclab.core import allocators
     helper = allocators.exec_helper()
     libs = [p for p in preload if p]
     with tempfile.TemporaryDirectory(prefix="alloclab-run-") as tmp:
