@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-from alloclab.core import allocators  # noqa: E402
+from alloclab.core import allocators, paths  # noqa: E402
 
 LAUNCHER = os.path.join(ROOT, "alloclab")
 
@@ -21,7 +21,7 @@ def libdir():
     d = allocators.lab_libdir()
     if d is None:
         pytest.fail("the lab's shims are not built; run `make` (searched: "
-                    + ", ".join(allocators.lab_libdirs()) + ")")
+                    + ", ".join(paths.search_dirs()) + ")")
     return d
 
 
@@ -83,3 +83,19 @@ def tools():
         if not memtool.can_build_tool():
             pytest.skip("Valgrind's tool-building files are not installed, so the tool is not built")
         pytest.fail(str(e))
+
+
+def make_row(row_type=None, **fields):
+    """A results.csv row (RunRow, or row_type) with every field not given set to a plain default."""
+    from alloclab.core.levels import Level
+    from alloclab.core.results.runs import RunRow
+    base = {"run": 1, "allocator": "glibc", "adv": Level.ADV_0, "multiplier": 0.0, "occupancy": 0.0, "repeat": 1,
+            "seed": None, "profile_sha256": "", "wall_s": 1.0, "user_s": 1.0, "sys_s": 0.0, "max_rss_kb": 1000,
+            "exit_code": 0, "signal": None, "status": "ok", "stdout_sha256": "", "litter_s": 0.0,
+            "program_s": 1.0, "program_inproc_s": None, "started_utc": "2026-01-01T00:00:00Z"}
+    if row_type is not None and row_type is not RunRow:
+        base.update(program="p", workload="w", variant="malloc", kind="general", origin="bundled")
+    base.update(fields)
+    if "adv" in fields:
+        base["adv"] = Level.of(int(fields["adv"]))
+    return (row_type or RunRow)(**base)

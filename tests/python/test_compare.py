@@ -7,8 +7,11 @@ import os
 import pytest
 
 from conftest import peers_installed, run_cli
-from alloclab import LabError, compare
-from alloclab.core import runner
+from alloclab import LabError
+from alloclab.core import allocators, runner
+from alloclab.core.levels import Cell, Level
+from alloclab.experiments.compare.plan import ComparePlan
+from alloclab.experiments.compare.run import run_matrix
 
 WORK = r"""
 #include <stdio.h>
@@ -178,9 +181,10 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
 
     monkeypatch.setattr(runner, "run", run_then_interrupt)
     out = tmp_path / "int"
-    summary = compare.run_matrix([work], allocators=["glibc"], advs=[0, 1], repeat=3, outdir=str(out),
-                                 cache="off", warmup=False, progress=None)
-    assert summary["meta"]["interrupted"] is True
+    plan = ComparePlan([work], [allocators.find("glibc")], [Level.ADV_0, Level.ADV_1], Cell("glibc", Level.ADV_0),
+                       runs=3, outdir=str(out), cache="off", warmup=0)
+    summary = run_matrix(plan, progress=None)
+    assert summary.meta.interrupted is True
     rows = read_rows(out)
     assert len(rows) == 2          # the profile run was call 1; runs 2 and 3 finished
     assert (out / "summary.json").exists() and (out / "report.html").exists()
@@ -188,7 +192,6 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
 
 
 def test_a_variant_is_its_allocator_with_variables_set():
-    from alloclab.core import allocators
     v = allocators.find("glibc@VAM_ORDER=fifo@OTHER=a=b")
     assert v.name == "glibc@VAM_ORDER=fifo@OTHER=a=b" and v.path is None
     assert v.environ == {"VAM_ORDER": "fifo", "OTHER": "a=b"}  # a value may hold "="
@@ -229,7 +232,6 @@ def test_a_malformed_variant_is_refused_before_anything_runs(tmp_path):
 
 
 def test_api_finds_allocators():
-    from alloclab.core import allocators
     assert allocators.find("glibc").path is None
     with pytest.raises(LabError):
         allocators.find("definitely-not-an-allocator")

@@ -1,4 +1,4 @@
-"""Finding allocators and the lab's own shims.
+"""The allocator registry: every allocator a run can preload, found by name.
 
 An :class:`Allocator` is what a run preloads beneath the program: ``glibc`` is
 the system allocator (nothing preloaded); ``jemalloc``, ``mimalloc`` and
@@ -7,18 +7,23 @@ and a few standard directories); ``vam`` is this project's drop-in malloc
 (``build/release/src/vam/libvam.so`` in a checkout, or the installed library
 directory); and any path to a shared object is accepted as an allocator too.
 
+:func:`find` is the one place an allocator's name is resolved: the command
+line calls it (directly, or through :func:`find_many` for a list), and
+everything below takes the :class:`Allocator` it returns.
+
 API::
 
     find(name_or_path) -> Allocator        # raises LabError when unknown/missing
-    available() -> list[Allocator]         # every known allocator present here
+    find_many(text) -> list[Allocator]     # "glibc,jemalloc" | "all" | paths; each through find()
+    available(names=KNOWN, missing=None) -> list[Allocator]   # those present here, in that order
     KNOWN                                  # the names find() understands
     shim(kind) -> str                      # path of liballoclab_<kind>.so (profile | litter)
     lab_libdir() -> str | None             # where the shims were found
-    exec_helper() -> str | None            # the alloclab-exec measuring launcher
+    from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
 
-The shims, the launcher and libvam are found through alloclab.paths (one
-search order for every native part: ``$ALLOCLAB_PREFIX``, the checkout's
-``build/release``, the install prefix, ``sys.prefix``, ``/usr/local``, ``/usr``).
+The shims and libvam are found through alloclab.core.paths (one search order
+for every native part: ``$ALLOCLAB_PREFIX``, the checkout's ``build/release``,
+the install prefix, ``sys.prefix``, ``/usr/local``, ``/usr``).
 """
 
 from __future__ import annotations
@@ -32,10 +37,6 @@ import time
 
 from alloclab import LabError
 from alloclab.core import paths
-
-PACKAGE_DIR = paths.PACKAGE_DIR
-# python/alloclab -> the checkout root (when running from a checkout).
-SOURCE_ROOT = paths.SOURCE_ROOT
 
 # Name -> shared-object names to look for, best first.
 PEERS = {
@@ -110,20 +111,6 @@ def _variant(key: str) -> Allocator | None:
     return Allocator(base.name + suffix, base.path, base.version, tuple(pairs))
 
 
-def _install_prefixes() -> list[str]:
-    """The roots of alloclab.paths (kept for callers of the old name)."""
-    return paths.roots()
-
-
-def _libdirs_of(prefix: str) -> list[str]:
-    return [os.path.join(prefix, d) for d in ("lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu")]
-
-
-def lab_libdirs() -> list[str]:
-    """Directories searched for the lab's shims, in order (alloclab.paths.search_dirs())."""
-    return paths.search_dirs()
-
-
 def lab_libdir() -> str | None:
     """The directory holding liballoclab_profile.so, or None."""
     p = paths.find("liballoclab_profile.so")
@@ -137,11 +124,6 @@ def shim(kind: str) -> str:
     if p:
         return p
     raise LabError(f"{name} not found ({paths.describe()})")
-
-
-def exec_helper() -> str | None:
-    """Path of the alloclab-exec launcher (see src/lab/exec.c), or None."""
-    return paths.find("alloclab-exec", executable=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -262,19 +244,34 @@ def from_build(found: list[Allocator], text: str | None, libvam: str) -> list[Al
     return [dataclasses.replace(a, path=libvam) if a.name.split("@")[0] == "vam" else a for a in found]
 
 
-def available() -> list[Allocator]:
-    """Every allocator in KNOWN that is present on this machine."""
+def available(names=None, missing: list | None = None) -> list[Allocator]:
+    """The allocators of NAMES (default KNOWN) present on this machine, in that order; why each
+    missing one is missing is appended to MISSING when given."""
     out = []
-    for n in KNOWN:
+    for n in KNOWN if names is None else names:
         try:
             out.append(find(n))
-        except LabError:
-            pass
+        except LabError as e:
+            if missing is not None:
+                missing.append(f"{n}: {e}")
     return out
 
 
-def find_many(names: str | list[str]) -> list[Allocator]:
-    """find() for a comma-separated string or a list; "all" means available().
-    The same parser as the command line's --allocators (alloclab.args.parse_allocators)."""
-    from alloclab import args
-    return args.parse_allocators(names)
+def find_many(text: str) -> list[Allocator]:
+    """Comma-separated names or .so paths, or variants (NAME@VAR=VALUE: find), each resolved by
+    find(); "all" means every allocator found here. LabError for none, an unknown one, or one twice."""
+    names = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not names:
+        raise LabError("no allocator given")
+    if [n.lower() for n in names] == ["all"]:
+        found = available()
+        if not found:
+            raise LabError("no allocator found on this machine")
+        return found
+    out = [find(n) for n in names]
+    seen = set()
+    for a in out:
+        if a.name in seen:
+            raise LabError(f"allocator {a.name!r} given twice")
+        seen.add(a.name)
+    return out

@@ -1,4 +1,9 @@
-"""Running one program and measuring it.
+"""Running one program and measuring it: the lab's one way to start a program.
+
+Every run of the lab (timed, profiled, littered, under cachegrind, callgrind
+or the memory tool) goes through :func:`run`, and every LD_PRELOAD it sets
+is written by :func:`child_env` (or, identically, by the alloclab-exec
+launcher from the same list).
 
 Each run is a fresh child (its own process group), reaped with os.wait4 so
 user/sys CPU time and peak RSS are the child's own (ru_maxrss is the maximum
@@ -8,8 +13,11 @@ around start and reaping with time.perf_counter.
 API::
 
     run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None,
-        cwd=None, unset=()) -> RunResult
+        cwd=None, unset=(), direct=False) -> RunResult
     check_command(cmd)                       # raises LabError when cmd[0] cannot run
+    child_env(preload=(), env=None, base=None, unset=()) -> dict
+    run_prepare(command, timeout, what)      # a hook's shell command (--setup, --prepare, --cleanup)
+    file_sha256(path) -> str
     STATUSES = ("ok", "failed", "timeout", "crashed")
 
 stdout/stderr: None captures to a temporary file (stdout is hashed, the tail
@@ -29,6 +37,7 @@ import threading
 import time
 
 from alloclab import LabError
+from alloclab.core import paths
 
 STATUSES = ("ok", "failed", "timeout", "crashed")
 
@@ -39,6 +48,7 @@ class RunResult:
 
     status: "ok" (exit 0), "failed" (non-zero exit), "timeout" (killed after
     the time limit) or "crashed" (ended by a signal it did not survive).
+    pid: the process started (the program itself when run directly).
     """
 
     wall_s: float
@@ -50,10 +60,16 @@ class RunResult:
     status: str
     stdout_sha256: str | None
     stderr_tail: str = ""
+    pid: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def exit_status(self) -> int:
+        """The status a shell would report: the exit code, or 128 + the signal."""
+        return self.exit_code if self.exit_code is not None else 128 + (self.signal or 0)
 
 
 def check_command(cmd: list[str]) -> None:
@@ -82,6 +98,11 @@ def child_env(preload=(), env=None, base=None, unset=()) -> dict[str, str]:
         old = e.get("LD_PRELOAD", "")
         e["LD_PRELOAD"] = " ".join(libs + ([old] if old else []))
     return e
+
+
+def exec_helper() -> str | None:
+    """Path of the alloclab-exec launcher (see src/lab/exec.c), or None."""
+    return paths.find("alloclab-exec", executable=True)
 
 
 def _tail(path: str, limit: int = 4000) -> str:
@@ -113,109 +134,129 @@ def file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
+@dataclasses.dataclass
+class _Launch:
+    """How one run is started: through the launcher (which measures the program alone) or directly."""
+
+    argv: list
+    env: dict
+    result_file: str | None   # the launcher's measurements, when it is used
+
+
+def _launch(cmd, preload, env, unset, direct: bool, tmp: str) -> _Launch:
+    libs = [p for p in preload if p]
+    helper = None if direct else exec_helper()
+    if helper is None:
+        return _Launch(list(cmd), child_env(libs, env, unset=unset), None)
+    result = os.path.join(tmp, "result")
+    argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + [result, "--", *cmd]
+    return _Launch(argv, child_env((), env, unset=unset), result)
+
+
+def _wait(proc, timeout) -> tuple[int, object, float, bool]:
+    """Reap proc (killing its group after `timeout` s): (wait status, rusage, wall s, timed out).
+    A KeyboardInterrupt kills and reaps the child, and is re-raised."""
+    killed = threading.Event()
+    start = time.perf_counter()
+    timer = None
+    if timeout:
+        def kill():
+            killed.set()
+            _kill_group(proc.pid)
+        timer = threading.Timer(timeout, kill)
+        timer.daemon = True
+        timer.start()
+    try:
+        while True:
+            try:
+                _, status, ru = os.wait4(proc.pid, 0)
+                break
+            except InterruptedError:
+                continue
+    except KeyboardInterrupt:
+        _kill_group(proc.pid)
+        try:
+            os.wait4(proc.pid, 0)
+        except ChildProcessError:
+            pass
+        proc.returncode = -9
+        raise
+    finally:
+        if timer:
+            timer.cancel()
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    _kill_group(proc.pid)  # reap anything the program left behind in its group (best effort)
+    return status, ru, wall, killed.is_set()
+
+
+def _measured(result_file: str | None, code, sig, wall, user, system, rss):
+    """The program's own numbers: the launcher's (when it ran and wrote them), else the child's."""
+    if result_file is None:
+        return code, sig, wall, user, system, rss
+    measured = None
+    if code == 0:
+        try:
+            with open(result_file, encoding="ascii") as f:
+                measured = [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            measured = None
+    if measured and len(measured) == 6:
+        c, sg, wall_ns, user_us, sys_us, rss = measured
+        code, sig = (c, None) if c >= 0 else (None, sg)
+        return code, sig, wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss
+    if sig is None:
+        code = 125 if code == 0 else code  # the launcher itself failed
+    return code, sig, wall, user, system, rss
+
+
+def _state(code, sig, timed_out: bool) -> str:
+    if timed_out:
+        return "timeout"
+    if sig is not None:
+        return "crashed"
+    return "ok" if code == 0 else "failed"
+
+
 def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cwd=None,
-        unset=()) -> RunResult:
+        unset=(), direct: bool = False) -> RunResult:
     """Run cmd once in a fresh child; see the module docstring.
 
     The child is started through the alloclab-exec launcher when it is built
     (so its peak RSS does not include the Python interpreter's, which Linux
-    would otherwise carry across exec); else directly, with that caveat.
-    A KeyboardInterrupt while waiting kills the child's process group, reaps
-    it, and is re-raised.
+    would otherwise carry across exec), unless `direct` (then the process
+    started is the program, and RunResult.pid is its pid); else directly,
+    with that caveat. A KeyboardInterrupt while waiting kills the child's
+    process group, reaps it, and is re-raised.
     """
     check_command(cmd)
-    from alloclab.core import allocators
-    helper = allocators.exec_helper()
-    libs = [p for p in preload if p]
     with tempfile.TemporaryDirectory(prefix="alloclab-run-") as tmp:
-        out_path = os.path.join(tmp, "stdout")
-        err_path = os.path.join(tmp, "stderr")
-        res_path = os.path.join(tmp, "result")
-        if helper:
-            full_env = child_env((), env, unset=unset)
-            argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + [res_path, "--", *cmd]
-        else:
-            full_env = child_env(libs, env, unset=unset)
-            argv = list(cmd)
+        how = _launch(cmd, preload, env, unset, direct, tmp)
+        out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
         out_f = open(out_path, "wb") if stdout is None else None
         err_f = open(err_path, "wb") if stderr is None else None
         try:
             so = out_f if stdout is None else (None if stdout == "inherit" else stdout)
             se = err_f if stderr is None else (None if stderr == "inherit" else stderr)
-            killed = threading.Event()
-            start = time.perf_counter()
             try:
-                proc = subprocess.Popen(argv, env=full_env, stdout=so, stderr=se, cwd=cwd,
+                proc = subprocess.Popen(how.argv, env=how.env, stdout=so, stderr=se, cwd=cwd,
                                         start_new_session=True, close_fds=True)
             except OSError as e:
                 raise LabError(f"cannot run {cmd[0]!r}: {e.strerror or e}") from None
-            timer = None
-            if timeout:
-                def kill():
-                    killed.set()
-                    _kill_group(proc.pid)
-                timer = threading.Timer(timeout, kill)
-                timer.daemon = True
-                timer.start()
-            try:
-                while True:
-                    try:
-                        _, status, ru = os.wait4(proc.pid, 0)
-                        break
-                    except InterruptedError:
-                        continue
-            except KeyboardInterrupt:
-                _kill_group(proc.pid)
-                try:
-                    os.wait4(proc.pid, 0)
-                except ChildProcessError:
-                    pass
-                proc.returncode = -9
-                raise
-            finally:
-                if timer:
-                    timer.cancel()
-            wall = time.perf_counter() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            # Reap anything the program left behind in its group (best effort).
-            _kill_group(proc.pid)
+            status, ru, wall, timed_out = _wait(proc, timeout)
         finally:
             if out_f:
                 out_f.close()
             if err_f:
                 err_f.close()
-        user, system, rss = ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss)
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        if helper:
-            measured = None
-            if code == 0:
-                try:
-                    with open(res_path, encoding="ascii") as f:
-                        measured = [int(x) for x in f.read().split()]
-                except (OSError, ValueError):
-                    measured = None
-            if measured and len(measured) == 6:
-                c, sg, wall_ns, user_us, sys_us, rss = measured
-                code, sig = (c, None) if c >= 0 else (None, sg)
-                wall, user, system = wall_ns / 1e9, user_us / 1e6, sys_us / 1e6
-            elif sig is None:
-                code = 125 if code == 0 else code  # the launcher itself failed
-        if sig is not None:
-            state = "timeout" if killed.is_set() else "crashed"
-        else:
-            state = "timeout" if killed.is_set() else ("ok" if code == 0 else "failed")
-        return RunResult(
-            wall_s=wall,
-            user_s=user,
-            sys_s=system,
-            max_rss_kb=rss,
-            exit_code=code,
-            signal=sig,
-            status=state,
-            stdout_sha256=file_sha256(out_path) if stdout is None else None,
-            stderr_tail=_tail(err_path) if stderr is None else "",
-        )
+        code, sig, wall, user, system, rss = _measured(how.result_file, code, sig, wall, ru.ru_utime,
+                                                       ru.ru_stime, int(ru.ru_maxrss))
+        return RunResult(wall_s=wall, user_s=user, sys_s=system, max_rss_kb=rss, exit_code=code, signal=sig,
+                         status=_state(code, sig, timed_out),
+                         stdout_sha256=file_sha256(out_path) if stdout is None else None,
+                         stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid)
 
 
 def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:
@@ -230,89 +271,3 @@ def run_prepare(command: str, timeout: float | None = None, what: str = "--prepa
         tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise LabError(f"the {what} command {command!r} failed with status {r.returncode}"
                        + (f": {tail[0][:200]}" if tail[0] else ""))
-
-
-def _duration(s: float) -> str:
-    s = int(round(s))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
-
-
-class Progress:
-    """Progress of a series of runs on a stream (stderr).
-
-    begin(label) shows the run that starts at once: on a terminal a status
-    line rewritten every second with the time it has taken so far; elsewhere
-    (a log file) a line only when the run is still going after 10 s, then
-    every minute. done(line, k, total) clears the status line and returns
-    `line` with an estimate of the time left (the mean of the finished runs
-    times the runs to go), for the caller to print.
-    """
-
-    def __init__(self, stream, tty: bool | None = None):
-        self.stream = stream
-        self.tty = bool(stream) and (tty if tty is not None else getattr(stream, "isatty", lambda: False)())
-        self._spent = 0.0
-        self._n = 0
-        self._t0 = None
-        self._label = ""
-        self._stop = threading.Event()
-        self._thread = None
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):
-            pass
-
-    def eta(self, k: int, total: int) -> str:
-        if not self._n or k >= total:
-            return ""
-        return f"  (~{_duration(self._spent / self._n * (total - k))} left)"
-
-    def begin(self, label: str, k: int = 0, total: int = 0) -> None:
-        if not self.stream:
-            return
-        self._label = label + self.eta(k, total)
-        self._t0 = time.monotonic()
-        self._stop.clear()
-        if self.tty:
-            self._write(f"\r\033[K{self._label}: running")
-        self._thread = threading.Thread(target=self._tick, daemon=True)
-        self._thread.start()
-
-    def _tick(self) -> None:
-        waited = 0.0
-        next_line = 10.0
-        while not self._stop.wait(1.0):
-            waited = time.monotonic() - self._t0
-            if self.tty:
-                self._write(f"\r\033[K{self._label}: running {_duration(waited)}")
-            elif waited >= next_line:
-                self._write(f"{self._label}: still running after {_duration(waited)}\n")
-                next_line += 60.0
-
-    def done(self, line: str, k: int = 0, total: int = 0) -> str:
-        if self._t0 is not None:
-            self._stop.set()
-            if self._thread:
-                self._thread.join()
-            self._spent += time.monotonic() - self._t0
-            self._n += 1
-            self._t0 = None
-            if self.tty:
-                self._write("\r\033[K")
-        return line + self.eta(k, total)
-
-    def cancel(self) -> None:
-        if self._t0 is not None:
-            self._stop.set()
-            if self._thread:
-                self._thread.join()
-            self._t0 = None
-            if self.tty:
-                self._write("\r\033[K")

@@ -1,6 +1,4 @@
-"""`alloclab drag`: how long heap objects outlive their last use (reaps §6.1, §7.3).
-
-    alloclab drag [-o DIR] [--allocator NAME] [--timeout S] -- CMD ARGS...
+"""Drag: how long heap objects outlive their last use (reaps §6.1, §7.3; `alloclab drag`).
 
 The program runs under the alloclab-mem Valgrind tool, which sees every load
 and store and every heap object (malloc family, C++ new/delete, and reap
@@ -15,33 +13,30 @@ after its allocation, if it is never touched).
                   (1.0: every object is freed right after its last use)
     peak bytes  = the most bytes live at once, actual and immediate-free (Table 4)
 
-DIR/drag.json holds the figures, DIR/drag.png the memory-over-time plot
-(Figure 7b): heap bytes against allocation time, both curves.
+DIR/drag.json holds the figures (core.results.documents.DRAG), DIR/drag.png
+the memory-over-time plot (Figure 7b): heap bytes against allocation time,
+both curves.
+
+API::
+
+    run_drag(cmd, outdir, allocator=None, timeout=None, make_plot=True) -> dict   # also DIR/drag.json
+    analyse(objects, clock_end) -> dict
+    curves(objects) -> (t, actual, immediate)
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 
-from alloclab import args as A
+from alloclab.core.allocators import Allocator
+from alloclab.core.results.documents import DRAG, write_document
 from alloclab.measure import memtool
-
-FORMAT_VERSION = 1  # of drag.json (docs/formats.md)
-
-
-def add_arguments(sp) -> None:
-    A.add_output_dir(sp, "out/drag")
-    A.add_allocator(sp)
-    A.add_timeout(sp, A.DEFAULT_TOOL_TIMEOUT)
-    sp.add_argument("--no-plot", action="store_true", help="skip the PNG")
-    A.add_command(sp)
+from alloclab.present import plots
 
 
 def analyse(obj: dict, clock_end: int) -> dict:
     """The drag figures from the tool's object records (memtool.read_objects)."""
-    import numpy as np
+    import numpy as np  # heavy: loaded only when drag is measured
 
     size = obj["size"].astype(np.int64)
     born_after = obj["alloc"].astype(np.int64)  # the clock just after the object's own bytes
@@ -90,7 +85,7 @@ def analyse(obj: dict, clock_end: int) -> dict:
 
 def curves(obj: dict):
     """(t, actual, immediate): heap bytes from each t on, at every change."""
-    import numpy as np
+    import numpy as np  # heavy: loaded only when drag is measured
 
     size = obj["size"].astype(np.int64)
     born = obj["alloc"].astype(np.int64) - size
@@ -109,7 +104,7 @@ def curves(obj: dict):
 
 def _thin(t, *ys, limit=20000):
     """At most ~limit points, keeping each bucket's maximum (peaks stay visible)."""
-    import numpy as np
+    import numpy as np  # heavy: loaded only when drag is measured
 
     if t.size <= limit:
         return (t, *ys)
@@ -118,11 +113,11 @@ def _thin(t, *ys, limit=20000):
     return (t[idx], *[np.maximum.reduceat(y, idx) for y in ys])
 
 
-def plot(obj: dict, path: str, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def plot(obj: dict, path: str, title: str) -> bool:
+    """The memory-over-time figure in PATH; False without matplotlib."""
+    plt = plots.pyplot()
+    if plt is None:
+        return False
     t, act, imm = _thin(*curves(obj))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.step(t, act, where="post", label="actual (freed when the program frees)")
@@ -132,56 +127,27 @@ def plot(obj: dict, path: str, title: str) -> None:
     ax.set_title(title)
     ax.legend()
     ax.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save(fig, path)
+    return True
 
 
-def run_drag(cmd, outdir: str, allocator=None, timeout=None, make_plot=True) -> dict:
+def run_drag(cmd, outdir: str, allocator: Allocator | None = None, timeout=None, make_plot=True) -> dict:
+    """Run cmd under the tool and write DIR/drag.json (and DIR/drag.png); returns the figures."""
     r = memtool.run(cmd, outdir, "drag", allocator=allocator, objects=True, timeout=timeout)
     obj = memtool.read_objects(r.prefix + ".objects")
-    res = {"format_version": FORMAT_VERSION, **analyse(obj, r.summary.get("clock", 0))}
+    res = {"format_version": DRAG.version, **analyse(obj, r.summary.get("clock", 0))}
     res.update({
         "command": list(cmd),
-        "allocator": getattr(allocator, "name", allocator) or "glibc",
+        "allocator": allocator.name if allocator else "glibc",
         "status": r.status,
         "tool": r.summary,
         "tool_wall_s": round(r.wall_s, 3),
     })
-    if make_plot and res["objects"]:
-        png = os.path.join(outdir, "drag.png")
-        plot(obj, png, f"memory over time: {os.path.basename(cmd[0])} (total drag {res['total_drag']})")
+    png = os.path.join(outdir, "drag.png")
+    if make_plot and res["objects"] and plot(obj, png, f"memory over time: {os.path.basename(cmd[0])} "
+                                                       f"(total drag {res['total_drag']})"):
         res["plot"] = png
     os.unlink(r.prefix + ".objects")
     os.unlink(r.prefix + ".summary")
-    with open(os.path.join(outdir, "drag.json"), "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
+    write_document(DRAG, os.path.join(outdir, "drag.json"), res)
     return res
-
-
-def main(args) -> int:
-    cmd = A.command(args)
-    res = run_drag(cmd, args.output, allocator=args.allocator, timeout=args.timeout,
-                   make_plot=not args.no_plot)
-    drag = res["total_drag"]
-    print(f"objects: {res['objects']} ({res['objects_never_freed']} never freed), "
-          f"{res['bytes_allocated']} bytes allocated")
-    print(f"total drag: {drag if drag is not None else 'undefined (no object outlives its allocation)'}")
-    inc = res["peak_increase_percent"]
-    print(f"peak memory: actual {res['peak_bytes_actual']} bytes, immediate free "
-          f"{res['peak_bytes_immediate']} bytes" + (f" (+{inc:.1f}%)" if inc is not None else ""))
-    print(f"results: {os.path.join(args.output, 'drag.json')}"
-          + (f"  plot: {res['plot']}" if "plot" in res else ""))
-    if res["tool"].get("nested_objects_ignored"):
-        print(f"alloclab: note: {res['tool']['nested_objects_ignored']} objects nested inside other "
-              "objects were ignored", file=sys.stderr)
-    if res["status"] != 0:
-        print(f"alloclab: warning: the program ended with status {res['status']}", file=sys.stderr)
-        return res["status"]
-    return 0
-
-
-if __name__ == "__main__":
-    from alloclab.cli import main as _main
-    sys.exit(_main(["drag", *sys.argv[1:]]))

@@ -1,6 +1,4 @@
-"""`alloclab pages`: page-level locality of the heap, per allocator (Vam §4.6).
-
-    alloclab pages [--allocators LIST] [--sizes N,...] [--fractions F,...] [-o DIR] -- CMD ARGS...
+"""Page-level locality of the heap, per allocator (Vam §4.6; `alloclab pages`).
 
 The program runs once per allocator (preloaded as usual) under the
 alloclab-mem Valgrind tool, which only observes.  Its heap is every page of
@@ -18,38 +16,29 @@ From the trace (src/memtools/pagesim.cpp):
     buffer of the last 256 prefetched pages; a hit there is prefetchable,
     any other miss brings in the other 7 pages of its aligned group of 8.
 
-DIR/pages.json: per allocator, "curve" as [memory pages, misses] points of a
+DIR/pages.json (core.results.documents.PAGES): per allocator, "curve" as [memory pages, misses] points of a
 step function (misses(m) is the value of the last point at or below m), and
 "prefetch": memory_pages, misses, prefetchable, non_prefetchable per size.
 Plots: DIR/pages_miss_curves.png (Figure 8), DIR/pages_prefetch.png (Figure 9).
+
+API::
+
+    run_pages(cmd, outdir, allocators, sizes=(), fractions=DEFAULT_FRACTIONS, timeout=None,
+              keep_traces=False) -> dict
+    write(result, outdir, plot=True) -> str     # DIR/pages.json (and the PNGs)
+    plot(result, outdir) -> list[str]
+    misses_at(curve, m) -> int
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 
-from alloclab import LabError, args as A
+from alloclab.core.results.documents import PAGES, write_document
 from alloclab.measure import memtool
-
-FORMAT_VERSION = 1  # of pages.json (docs/formats.md)
+from alloclab.present import plots
 
 DEFAULT_FRACTIONS = (0.25, 0.5, 0.75)
-
-
-def add_arguments(sp) -> None:
-    A.add_allocators(sp)
-    sp.add_argument("--sizes", default=None,
-                    help="memory sizes in pages for the prefetch simulation (default: --fractions)")
-    sp.add_argument("--fractions", default=",".join(map(str, DEFAULT_FRACTIONS)),
-                    help="memory sizes as fractions of each allocator's largest stack distance "
-                         "(default %(default)s)")
-    A.add_timeout(sp, A.DEFAULT_TOOL_TIMEOUT)
-    sp.add_argument("--keep-traces", action="store_true", help="keep DIR/<allocator>.trace")
-    sp.add_argument("--no-plot", action="store_true", help="skip the PNGs")
-    A.add_output_dir(sp, "out/pages")
-    A.add_command(sp)
 
 
 def misses_at(curve, m: int) -> int:
@@ -65,7 +54,7 @@ def misses_at(curve, m: int) -> int:
 def run_pages(cmd, outdir, allocs, sizes=(), fractions=DEFAULT_FRACTIONS, timeout=None,
               keep_traces=False) -> dict:
     tools = memtool.find_memtools()
-    res = {"format_version": FORMAT_VERSION, "command": list(cmd), "page_size": memtool.PAGE_SIZE,
+    res = {"format_version": PAGES.version, "command": list(cmd), "page_size": memtool.PAGE_SIZE,
            "allocators": {}}
     for a in allocs:
         r = memtool.run(cmd, outdir, a.name, allocator=a, trace=True, timeout=timeout, tools=tools)
@@ -81,10 +70,10 @@ def run_pages(cmd, outdir, allocs, sizes=(), fractions=DEFAULT_FRACTIONS, timeou
 
 
 def plot(res: dict, outdir: str) -> list[str]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """The miss curves and the prefetch bars as PNGs in OUTDIR; their paths ([] without matplotlib)."""
+    plt = plots.pyplot()
+    if plt is None:
+        return []
     out = []
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for name, r in res["allocators"].items():
@@ -96,7 +85,7 @@ def plot(res: dict, outdir: str) -> list[str]:
         ax.step(xs, ys, where="post", label=name)
     ax.set_yscale("symlog", linthresh=1)  # the curves span many decades; 0 stays visible
     ax.set_xlabel("memory (pages)")
-    out.append(_save(plt, fig, ax, os.path.join(outdir, "pages_miss_curves.png"), "simulated LRU page misses",
+    out.append(_save(fig, ax, os.path.join(outdir, "pages_miss_curves.png"), "simulated LRU page misses",
                      "heap page miss curves"))
 
     labels, pre, non = [], [], []
@@ -112,50 +101,20 @@ def plot(res: dict, outdir: str) -> list[str]:
         ax.bar(xs, pre, bottom=non, label="prefetchable")
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labels, fontsize=8)
-        out.append(_save(plt, fig, ax, os.path.join(outdir, "pages_prefetch.png"), "simulated page misses",
+        out.append(_save(fig, ax, os.path.join(outdir, "pages_prefetch.png"), "simulated page misses",
                          "swap prefetchability"))
     return out
 
 
-def _save(plt, fig, ax, path: str, ylabel: str, title: str) -> str:
+def _save(fig, ax, path: str, ylabel: str, title: str) -> str:
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return plots.save(fig, path)
 
 
-def main(args) -> int:
-    cmd = A.command(args)
-    allocs = A.parse_allocators(args.allocators)
-    sizes = [A.parse_count(x, 0) for x in A.parse_list(args.sizes)] if args.sizes else []
-    fractions = [A.parse_fraction(x) for x in A.parse_list(args.fractions)]
-    if any(s < 0 for s in sizes) or any(not 0 <= f <= 1 for f in fractions):
-        raise LabError("--sizes must be >= 0 and --fractions in [0, 1]")
-    os.makedirs(args.output, exist_ok=True)
-    res = run_pages(cmd, args.output, allocs, sizes=sizes, fractions=fractions, timeout=args.timeout,
-                    keep_traces=args.keep_traces)
-    if not args.no_plot:
-        res["plots"] = plot(res, args.output)
-    with open(os.path.join(args.output, "pages.json"), "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
-    status = 0
-    print(f"{'allocator':<10} {'refs':>10} {'fills':>8} {'max dist':>9}  prefetch (memory pages: misses = "
-          "prefetchable + non-prefetchable)")
-    for name, r in res["allocators"].items():
-        pf = "; ".join(f"{s['memory_pages']}: {s['misses']} = {s['prefetchable']} + {s['non_prefetchable']}"
-                       for s in r["prefetch"])
-        print(f"{name:<10} {r['references']:>10} {r['fills']:>8} {r['max_distance']:>9}  {pf}")
-        if r["status"] != 0:
-            print(f"alloclab: warning: on {name} the program ended with status {r['status']}", file=sys.stderr)
-            status = 1
-    print(f"results: {os.path.join(args.output, 'pages.json')}")
-    return status
-
-
-if __name__ == "__main__":
-    from alloclab.cli import main as _main
-    sys.exit(_main(["pages", *sys.argv[1:]]))
+def write(res: dict, outdir: str, plot_it: bool = True) -> str:
+    """DIR/pages.json (and, with PLOT_IT, the PNGs, named in it); the JSON's path."""
+    if plot_it:
+        res["plots"] = plot(res, outdir)
+    return write_document(PAGES, os.path.join(outdir, "pages.json"), res)

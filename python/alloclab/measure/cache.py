@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import glob
 import os
+import platform
 import shutil
 import subprocess
 
@@ -198,7 +199,6 @@ def split_littering(res: dict, alone: dict | None, plain: dict | None) -> dict:
 def no_aslr() -> list[str]:
     """The prefix that runs a command with address-space randomisation off,
     so cache counts do not move with the layout of one run; [] without setarch."""
-    import platform
     if shutil.which("setarch"):
         return ["setarch", platform.machine(), "-R"]
     return []

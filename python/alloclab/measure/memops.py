@@ -23,19 +23,23 @@ replaced by the system's.
 
 API::
 
-    measure(cmd, timeout=None, extra=None, env=None) -> dict
+    measure(cmd, timeout=None, extra=None) -> dict
     share_from_callgrind(path, extra=None) -> dict
+
+`python -m alloclab.measure.memops PROGRAM [ARGS...]` prints the share as JSON.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
-import subprocess
+import sys
 import tempfile
 
 from alloclab import LabError
+from alloclab.core import runner
 
 # glibc's public entry points and C++'s allocation operators
 _ENTRY = re.compile(
@@ -123,8 +127,7 @@ def share_from_callgrind(path: str, extra: str | None = None) -> dict:
             "memops_instructions": memops, "method": "callgrind"}
 
 
-def measure(cmd: list[str], timeout: float | None = None, extra: str | None = None,
-            env: dict | None = None) -> dict:
+def measure(cmd: list[str], timeout: float | None = None, extra: str | None = None) -> dict:
     """Runs `cmd` under callgrind and returns
     {"memops_share", "instructions", "memops_instructions", "method": "callgrind"}.
     The program must exit with status 0."""
@@ -136,33 +139,24 @@ def measure(cmd: list[str], timeout: float | None = None, extra: str | None = No
         raise LabError("memops.measure: empty command")
     with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        full = [valgrind, "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}",
-                *cmd]
-        run_env = dict(os.environ if env is None else env)
-        run_env.pop("LD_PRELOAD", None)  # glibc, as the paper's numbers are for the system allocator
-        try:
-            proc = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True, timeout=timeout, env=run_env)
-        except subprocess.TimeoutExpired:
+        full = [valgrind, "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}", *cmd]
+        # glibc, as the paper's numbers are for the system allocator: nothing preloaded
+        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
+        if r.status == "timeout":
             raise LabError(f"memops: {' '.join(cmd)} did not finish under callgrind in {timeout} s")
-        except OSError as e:
-            raise LabError(f"memops: cannot run valgrind: {e}")
-        if proc.returncode != 0:
-            raise LabError(f"memops: {' '.join(cmd)} exited with status {proc.returncode} under "
-                           f"callgrind:\n{proc.stderr[-2000:]}")
+        if not r.ok:
+            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
+                           f"callgrind:\n{r.stderr_tail[-2000:]}")
         if not os.path.exists(out):
             raise LabError(f"memops: callgrind wrote no profile for {' '.join(cmd)}")
         return share_from_callgrind(out, extra)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m alloclab.memops PROGRAM [ARGS...]: prints the share as JSON."""
-    import json
-    import sys
-
+    """python -m alloclab.measure.memops PROGRAM [ARGS...]: prints the share as JSON."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print("usage: python -m alloclab.memops PROGRAM [ARGS...]", file=sys.stderr)
+        print("usage: python -m alloclab.measure.memops PROGRAM [ARGS...]", file=sys.stderr)
         return 2 if not args else 0
     try:
         print(json.dumps(measure(args)))

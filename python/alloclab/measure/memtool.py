@@ -14,11 +14,11 @@ API::
 
     find_memtools() -> MemTools            # raises LabError when not built
     run(cmd, outdir, name, allocator=None, preload=(), env=None,
-        objects=False, trace=False, timeout=None) -> ToolRun
+        objects=False, trace=False, timeout=None) -> ToolRun   # through core.runner, like every run
     read_objects(path) -> dict of numpy arrays (alloc, last, free, size, freed)
     pagesim(trace, sizes=(), fractions=()) -> dict
 
-The tool, the shim and the simulator are found through alloclab.paths (the
+The tool, the shim and the simulator are found through alloclab.core.paths (the
 one search order of every native part; see docs/lab.md).
 """
 
@@ -27,13 +27,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 
 from alloclab import LabError
-from alloclab.core import allocators, paths, runner
+from alloclab.core import paths, runner
+from alloclab.core.allocators import Allocator
 
 TOOL_NAME = "alloclab-mem"
 TOOL_FILE = "alloclab-mem-amd64-linux"
@@ -62,14 +64,6 @@ class ToolRun:
     wall_s: float
 
 
-def _search_dirs() -> list[str]:
-    return paths.search_dirs()
-
-
-def _find_file(name: str, executable: bool) -> str | None:
-    return paths.find(name, executable)
-
-
 def _valgrind_libdir() -> str | None:
     cands = list(VALGRIND_LIBDIRS)
     vg = shutil.which("valgrind")
@@ -85,8 +79,6 @@ def _valgrind_libdir() -> str | None:
 def can_build_tool() -> bool:
     """Whether this machine has what src/memtools needs to build the tool (amd64,
     Valgrind's pub_tool headers and static core libraries)."""
-    import platform
-
     if platform.machine() not in ("x86_64", "amd64"):
         return False
     heads = ["/usr/include/valgrind", "/usr/local/include/valgrind"]
@@ -107,7 +99,7 @@ def find_memtools() -> MemTools:
     found = {}
     for key, name, exe in (("tool", TOOL_FILE, True), ("shim", SHIM_FILE, False),
                            ("pagesim", PAGESIM_FILE, True)):
-        p = _find_file(name, exe)
+        p = paths.find(name, exe)
         if not p:
             raise LabError(f"{name} not found ({paths.describe()})")
         found[key] = p
@@ -151,68 +143,64 @@ def _stdout_target():
         return None
 
 
-def run(cmd, outdir: str, name: str, allocator=None, preload=(), env=None, objects=False, trace=False,
-        timeout=None, tools: MemTools | None = None) -> ToolRun:
+def _gather(base: str, prefix: str) -> int:
+    """Remove the files of the processes other than the one started (BASE.<pid>.*, other pids);
+    how many of them wrote a summary."""
+    others = 0
+    d, stem = os.path.dirname(base), os.path.basename(base)
+    for f in os.listdir(d):
+        if f.startswith(stem + ".") and not f.startswith(os.path.basename(prefix) + "."):
+            rest = f[len(stem) + 1:].split(".")
+            if len(rest) == 2 and rest[0].isdigit() and rest[1] in ("summary", "objects", "trace"):
+                others += rest[1] == "summary"
+                os.unlink(os.path.join(d, f))
+    return others
+
+
+def run(cmd, outdir: str, name: str, allocator: Allocator | None = None, preload=(), env=None, objects=False,
+        trace=False, timeout=None, tools: MemTools | None = None) -> ToolRun:
     """Run cmd under the tool; its files are outdir/name.<pid>.{summary,objects,trace}.
 
-    allocator  name or Allocator to run on (default glibc); preload: extra
+    allocator  the allocator to run on (default glibc); preload: extra
     shims (e.g. the litter shim) placed after the allocator.
     """
-    import time
-
     runner.check_command(cmd)
     tools = tools or find_memtools()
-    alloc = allocators.find(allocator) if isinstance(allocator, str) else allocator
     os.makedirs(outdir, exist_ok=True)
     base = os.path.abspath(os.path.join(outdir, name))
-    libs = [tools.shim] + (alloc.preload if alloc else []) + [p for p in preload if p]
+    libs = [tools.shim] + (allocator.preload if allocator else []) + [p for p in preload if p]
     with tempfile.TemporaryDirectory(prefix="alloclab-mem-") as tmp:
         vglib = _make_vglib(tools, tmp)
         # Start the tool as Valgrind's launcher would (VALGRIND_LAUNCHER names it), so
         # that LD_PRELOAD reaches the program only, never the launcher (or the shell
         # script some distributions wrap it in).
-        e = runner.child_env(preload=libs, env=dict(alloc.environ if alloc else {}, **(env or {}), VALGRIND_LIB=vglib,
-                                                     VALGRIND_LAUNCHER=_launcher(tools.valgrind)))
+        e = dict(allocator.environ if allocator else {}, **(env or {}), VALGRIND_LIB=vglib,
+                 VALGRIND_LAUNCHER=_launcher(tools.valgrind))
         # Execs are followed (a wrapper script execs the real program in the same
         # process); every traced process writes BASE.<pid>.*, and the result is
-        # that of the process we start, whatever image it ends as.
+        # that of the process we start (directly: its pid names its files).
         argv = [os.path.join(vglib, TOOL_FILE), "-q", "--trace-children=yes", f"--tool={TOOL_NAME}",
                 f"--out={base}", f"--objects={'yes' if objects else 'no'}",
                 f"--trace={'yes' if trace else 'no'}", *cmd]
-        t0 = time.monotonic()
-        proc = subprocess.Popen(argv, env=e, stdout=_stdout_target())
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise LabError(f"{cmd[0]!r} did not finish within {timeout} s under the tool") from None
-        except KeyboardInterrupt:
-            proc.kill()
-            proc.wait()
-            raise
-        wall = time.monotonic() - t0
-    status = rc if rc >= 0 else 128 - rc
-    prefix = f"{base}.{proc.pid}"
-    others = 0
-    for f in os.listdir(os.path.dirname(base)):
-        if f.startswith(os.path.basename(base) + ".") and not f.startswith(os.path.basename(prefix) + "."):
-            rest = f[len(os.path.basename(base)) + 1:].split(".")
-            if len(rest) == 2 and rest[0].isdigit() and rest[1] in ("summary", "objects", "trace"):
-                others += rest[1] == "summary"
-                os.unlink(os.path.join(os.path.dirname(base), f))
+        r = runner.run(argv, preload=libs, env=e, timeout=timeout, stdout=_stdout_target() or "inherit",
+                       stderr="inherit",
+                       direct=True)
+    if r.status == "timeout":
+        raise LabError(f"{cmd[0]!r} did not finish within {timeout} s under the tool")
+    prefix = f"{base}.{r.pid}"
+    others = _gather(base, prefix)
     if not os.path.exists(prefix + ".summary"):
-        raise LabError(f"the tool wrote no summary for {cmd[0]!r} (status {status}); "
+        raise LabError(f"the tool wrote no summary for {cmd[0]!r} (status {r.exit_status}); "
                        "did Valgrind fail to start it?")
     summary = read_summary(prefix + ".summary")
     summary["other_processes"] = others
-    return ToolRun(status=status, summary=summary, prefix=prefix, wall_s=wall)
+    return ToolRun(status=r.exit_status, summary=summary, prefix=prefix, wall_s=r.wall_s)
 
 
 def read_objects(path: str) -> dict:
     """PREFIX.objects as numpy arrays: alloc, last, free (allocation-clock
     times), size (requested bytes), freed (1 when the program freed it)."""
-    import numpy as np
+    import numpy as np  # heavy, and only drag reads objects
 
     with open(path, "rb") as f:
         data = f.read()

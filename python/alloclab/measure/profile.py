@@ -10,18 +10,14 @@ run_profile() merges them into one profile:
 * mean_size is recomputed from the sums;
 * "processes" lists each record's pid, exe, allocations and max_live.
 
+The profile file's reader and writer are alloclab.core.results.profile.
+
 API::
 
-    run_profile(cmd, out=None, cutoff=4096, allocator=None, timeout=None) -> dict
+    run_profile(cmd, out=None, cutoff=4096, allocator=None, timeout=None) -> Profile
     merge_records(records: list[dict]) -> dict
-    load_profile(path) -> dict          # validates; raises LabError
-    validate(profile, where="profile")  # raises LabError
+    read_records(out) -> list[dict]
     NoProfile                           # LabError when the program left no record; .result is its run
-    FORMAT_VERSION                      # written as "format_version"; other versions are refused
-
-A merged profile carries "format_version" (FORMAT_VERSION). A file without the
-key is read as the shim's own record format (the shim writes no version); a
-file with another version is refused with a message naming both versions.
 """
 
 from __future__ import annotations
@@ -33,11 +29,10 @@ import tempfile
 
 from alloclab import LabError
 from alloclab.core import allocators, runner
+from alloclab.core.allocators import Allocator
+from alloclab.core.results.profile import FORMAT, Profile, validate, write_profile
 
-REQUIRED_KEYS = ("allocations", "bytes", "max_live", "max_live_bytes", "mean_size", "cutoff",
-                 "ignored", "sizes")
 DEFAULT_CUTOFF = 4096
-FORMAT_VERSION = 1
 
 
 class NoProfile(LabError):
@@ -46,38 +41,6 @@ class NoProfile(LabError):
     def __init__(self, message: str, result=None):
         super().__init__(message)
         self.result = result
-
-
-def validate(p, where: str = "profile") -> dict:
-    """Check the keys littering needs; return p. Raises LabError."""
-    if not isinstance(p, dict):
-        raise LabError(f"{where}: not a JSON object")
-    if "format_version" in p and p["format_version"] != FORMAT_VERSION:
-        v = p["format_version"]
-        newer = isinstance(v, int) and not isinstance(v, bool) and v > FORMAT_VERSION
-        raise LabError(f"{where} is profile format version {v!r}; this alloclab reads version {FORMAT_VERSION} "
-                       + ("(written by a newer alloclab: upgrade, or re-profile with this one)" if newer
-                          else "(re-profile the program with this alloclab)"))
-    for k in ("max_live", "sizes"):
-        if k not in p:
-            raise LabError(f"{where}: missing key {k!r}")
-    if not isinstance(p["max_live"], int) or isinstance(p["max_live"], bool) or p["max_live"] < 0:
-        raise LabError(f"{where}: 'max_live' must be a non-negative integer")
-    sizes = p["sizes"]
-    if not isinstance(sizes, dict):
-        raise LabError(f"{where}: 'sizes' must be an object mapping sizes to counts")
-    for k, v in sizes.items():
-        if not (isinstance(k, str) and k.isdigit()):
-            raise LabError(f"{where}: size key {k!r} is not a decimal integer")
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise LabError(f"{where}: count for size {k} must be a non-negative integer")
-    return p
-
-
-def load_profile(path: str) -> dict:
-    """Read and validate a profile JSON file."""
-    from alloclab import results
-    return validate(results.load_json(path, "profile"), f"profile {path!r}")
 
 
 def merge_records(records: list[dict]) -> dict:
@@ -95,7 +58,7 @@ def merge_records(records: list[dict]) -> dict:
     total = sum(r["bytes"] for r in records)
     root = next((r for r in records if r.get("root")), records[0])
     merged = {
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT.version,
         "allocations": allocations,
         "bytes": total,
         "max_live": max(r["max_live"] for r in records),
@@ -130,23 +93,22 @@ def read_records(out: str) -> list[dict]:
     return records
 
 
-def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, allocator=None,
-                timeout: float | None = None, stdout="inherit", stderr="inherit") -> dict:
+def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, allocator: Allocator | None = None,
+                timeout: float | None = None, stdout="inherit", stderr="inherit") -> Profile:
     """Run cmd under the profile shim and return the merged profile.
 
     out        also write the merged profile there (JSON)
-    allocator  an Allocator (or name) to profile on top of; default glibc
-    The returned dict has an extra "run" key: the RunResult fields of the run.
+    allocator  the allocator to profile on top of; default glibc
+    The profile's "run" holds the RunResult fields of the run.
     Raises LabError when the program cannot run or wrote no record.
     """
     if not isinstance(cutoff, int) or cutoff < 1 or cutoff > (1 << 20):
         raise LabError("cutoff must be an integer in [1, 1048576]")
     runner.check_command(cmd)
-    alloc = allocators.find(allocator) if isinstance(allocator, str) else allocator
-    preload = [allocators.shim("profile")] + (alloc.preload if alloc else [])
+    preload = [allocators.shim("profile")] + (allocator.preload if allocator else [])
     with tempfile.TemporaryDirectory(prefix="alloclab-profile-") as tmp:
         rec = os.path.join(tmp, "record.json")
-        env = {**(alloc.environ if alloc else {}), "ALLOCLAB_PROFILE_OUT": rec,
+        env = {**(allocator.environ if allocator else {}), "ALLOCLAB_PROFILE_OUT": rec,
                "ALLOCLAB_PROFILE_CUTOFF": str(cutoff)}
         res = runner.run(cmd, preload=preload, env=env, timeout=timeout, stdout=stdout,
                          stderr=stderr, unset=("ALLOCLAB_PROFILE_CHILD",))
@@ -159,16 +121,7 @@ def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, alloc
     merged["command"] = list(cmd)
     merged["run"] = {"status": res.status, "exit_code": res.exit_code, "signal": res.signal,
                      "wall_s": round(res.wall_s, 6)}
+    profile = Profile(validate(merged))
     if out:
-        write_profile(merged, out)
-    return merged
-
-
-def write_profile(p: dict, out: str) -> None:
-    d = os.path.dirname(os.path.abspath(out))
-    os.makedirs(d, exist_ok=True)
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(p, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, out)
+        write_profile(profile, out)
+    return profile

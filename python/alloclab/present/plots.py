@@ -1,15 +1,18 @@
-"""The lab's one bar chart: grouped bars of medians with min-max whiskers.
+"""Plots: the one place matplotlib is loaded, and the lab's one bar chart (grouped bars of
+medians with min-max whiskers).
 
-Both reports draw with it (compare's report.py: allocators x littering
-levels; the study's study_report.py: programs x allocators), so a whisker
-means the same thing everywhere, and a value that was not measured is marked
-"n/a" on the axis instead of a zero-height bar.
+Both reports draw their bars with grouped_bars (compare's: allocators x
+littering levels; the study's: programs x allocators), so a whisker means the
+same thing everywhere, and a value that was not measured is marked "n/a" on
+the axis instead of a zero-height bar. drag, frag and pages draw their own
+figures on pyplot() and save them with save().
 
 API::
 
     pyplot() -> module | None                      # matplotlib.pyplot with the Agg backend, or None
     grouped_bars(ax, groups, series, values, ref=None) -> set   # the n of the values drawn
     png_base64(fig) -> str
+    save(fig, path, dpi=110)                       # tight layout, written, closed
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import io
 def pyplot():
     """matplotlib.pyplot on the Agg backend, or None when matplotlib is missing."""
     try:
-        import matplotlib
+        import matplotlib  # heavy: loaded only when a figure is drawn
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -59,3 +62,11 @@ def png_base64(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     return base64.b64encode(buf.getvalue()).decode()
+
+
+def save(fig, path: str, dpi: int = 110) -> str:
+    """Lay FIG out tightly, write it to PATH and close it; returns PATH."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    pyplot().close(fig)
+    return path

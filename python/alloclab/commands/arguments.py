@@ -1,8 +1,11 @@
-"""The command line's argument kinds, each parsed in exactly one place.
+"""The command line's argument kinds: every string becomes a typed value here, once.
 
 Every subcommand takes its allocators, littering levels, durations, counts
 and output paths through these functions, so `frag` and `compare` accept the
 same spellings and reject the same mistakes with the same message.
+Allocators are resolved by alloclab.core.allocators.find (the one resolver)
+and littering levels by Level.parse (the one parser); nothing below the
+command line takes a name where it needs an Allocator or a Level.
 
 Each ``parse_*`` function raises LabError (the command line prints
 ``alloclab: <message>`` and exits 2); the ``add_*`` helpers declare an option
@@ -15,10 +18,7 @@ directory is created and a probe file is written and removed in it.
 
 API::
 
-    parse_allocators(text) -> list[Allocator]   # "glibc,jemalloc" | "all" | paths to .so
-    parse_allocator(text) -> Allocator          # one name or path
-    parse_levels(text) -> list[int]             # "0,1,3,10"; each 0 | 3 | Adv_3 | adv3 | ADV_3
-    parse_level(text) -> int
+    parse_levels(text) -> list[Level]           # "0,1,3,10"; each 0 | 3 | Adv_3 | adv3 | ADV_3
     parse_duration(text) -> float | None        # 600 | 1.5s | 250ms | 2m | 1h; 0 or "none": no limit
     parse_count(text, minimum) -> int
     parse_list(text) -> list[str]               # comma-separated, blanks dropped
@@ -36,13 +36,16 @@ import re
 import tempfile
 
 from alloclab import LabError
+from alloclab.core import allocators, runner
+from alloclab.core.levels import Level
+from alloclab.measure.litter import DEFAULT_SEED
 
 DEFAULT_TIMEOUT = 600.0        # a run of profile, litter, compare
 DEFAULT_TOOL_TIMEOUT = 3600.0  # a run under the Valgrind tool (drag, frag, pages), some 50x slower
 
 
-def _type(fn):
-    """Wrap a parse_* function as an argparse type (a LabError becomes a usage error)."""
+def typed(fn):
+    """Wrap a parse function as an argparse type (a LabError becomes a usage error)."""
     def conv(text):
         try:
             return fn(text)
@@ -53,68 +56,18 @@ def _type(fn):
 
 
 def parse_list(text) -> list[str]:
-    if isinstance(text, (list, tuple)):
-        return [str(x).strip() for x in text if str(x).strip()]
     return [x.strip() for x in str(text).split(",") if x.strip()]
 
 
-# ------------------------------------------------------------------ allocators
-
 def parse_allocator(text):
-    from alloclab.core import allocators
-    if isinstance(text, allocators.Allocator):
-        return text
     if not str(text).strip():
         raise LabError("empty allocator name")
     return allocators.find(str(text))
 
 
-def parse_allocators(text) -> list:
-    """Comma-separated names or .so paths, or variants (NAME@VAR=VALUE: allocators.find);
-    "all" means every allocator found here."""
-    from alloclab.core import allocators
-    if isinstance(text, (list, tuple)) and text and all(isinstance(x, allocators.Allocator) for x in text):
-        return list(text)
-    names = parse_list(text)
-    if not names:
-        raise LabError("no allocator given")
-    if [n.lower() for n in names] == ["all"]:
-        found = allocators.available()
-        if not found:
-            raise LabError("no allocator found on this machine")
-        return found
-    out = [parse_allocator(n) for n in names]
-    seen = set()
-    for a in out:
-        if a.name in seen:
-            raise LabError(f"allocator {a.name!r} given twice")
-        seen.add(a.name)
-    return out
-
-
-# ------------------------------------------------------------ littering levels
-
-_LEVEL = re.compile(r"^(?:adv_?)?(\d+)$", re.IGNORECASE)
-
-
-def parse_level(text) -> int:
-    """One littering level: 3, Adv_3, adv3 (any case)."""
-    from alloclab.measure import litter
-    if isinstance(text, int) and not isinstance(text, bool):
-        v = text
-    else:
-        m = _LEVEL.match(str(text).strip())
-        if not m:
-            raise LabError(f"littering level {str(text)!r} is not one of "
-                           f"{', '.join(map(str, litter.PRESETS))} (also written Adv_N)")
-        v = int(m.group(1))
-    litter.preset(v)  # raises for an unknown level
-    return v
-
-
-def parse_levels(text) -> list[int]:
+def parse_levels(text) -> list[Level]:
     """Comma-separated littering levels, duplicates dropped, order kept."""
-    vals = [parse_level(x) for x in (text if isinstance(text, (list, tuple)) else parse_list(text))]
+    vals = [Level.parse(x) for x in parse_list(text)]
     if not vals:
         raise LabError("no littering level given")
     return list(dict.fromkeys(vals))
@@ -253,7 +206,6 @@ def prepare_outputs(ns) -> None:
 
 def command(ns) -> list[str]:
     """The program and its arguments, given after `--` (checked: it must exist and be executable)."""
-    from alloclab.core import runner
     cmd = list(getattr(ns, "cmd", None) or [])
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
@@ -266,47 +218,49 @@ def command(ns) -> list[str]:
 # ------------------------------------------------------- declaring the options
 
 def add_allocators(p, default="glibc,jemalloc,mimalloc", help_extra=""):
-    p.add_argument("--allocators", type=_type(parse_allocators), default=default,
+    p.add_argument("--allocators", type=typed(allocators.find_many), default=default,
                    help="comma-separated names (glibc, jemalloc, mimalloc, tcmalloc, vam) or .so paths, or "
                         f"'all'{help_extra}; NAME@VAR=VALUE[@VAR=VALUE...] is a variant, that allocator "
                         "with VAR set for its runs (vam@VAM_ORDER=fifo) (default %(default)s)")
 
 
 def add_allocator(p, help_text="allocator name or .so path to run on (default glibc)"):
-    p.add_argument("--allocator", type=_type(parse_allocator), default=None, help=help_text)
+    p.add_argument("--allocator", type=typed(parse_allocator), default=None, help=help_text)
 
 
 def add_levels(p, default="0,1,3,10"):
-    p.add_argument("--adv", type=_type(parse_levels), default=default,
+    p.add_argument("--adv", type=typed(parse_levels), default=default,
                    help="littering levels, comma-separated: 0, 1, 3, 10 (also Adv_3, adv3) "
                         "(default %(default)s)")
 
 
+def add_level(p, help_text="paper Table 3 preset: 0, 1, 3 or 10 (also Adv_3, adv3)"):
+    p.add_argument("--adv", type=typed(Level.parse), default=None, help=help_text)
+
+
 def add_timeout(p, default=None):
     d = "no limit" if default is None else f"{default:g} s"
-    p.add_argument("--timeout", type=_type(parse_duration), default=default, metavar="DURATION",
+    p.add_argument("--timeout", type=typed(parse_duration), default=default, metavar="DURATION",
                    help=f"kill a run after this long (e.g. 600, 90s, 10m; 0 or none: no limit; default {d})")
 
 
 def add_seed(p):
-    from alloclab.measure import litter
-    p.add_argument("--seed", type=_type(lambda t: parse_count(t, 0)), default=litter.DEFAULT_SEED,
-                   help="littering seed (default %(default)s)")
+    p.add_argument("--seed", type=count_type(0), default=DEFAULT_SEED, help="littering seed (default %(default)s)")
 
 
 def add_output_dir(p, default):
-    p.add_argument("-o", "--output", type=_type(parse_output_dir), default=default, metavar="DIR",
+    p.add_argument("-o", "--output", type=typed(parse_output_dir), default=default, metavar="DIR",
                    help="output directory, created if needed (default %(default)s)")
 
 
 def add_output_file(p, default, help_text="output file"):
-    p.add_argument("-o", "--output", type=_type(parse_output_file), default=default, metavar="FILE",
+    p.add_argument("-o", "--output", type=typed(parse_output_file), default=default, metavar="FILE",
                    help=f"{help_text} (default %(default)s)")
 
 
 def add_export(p, fmt, help_text):
     """--export-FMT FILE: a second copy of a result in another format (json, markdown, csv)."""
-    p.add_argument(f"--export-{fmt}", type=_type(parse_output_file), default=None, metavar="FILE",
+    p.add_argument(f"--export-{fmt}", type=typed(parse_output_file), default=None, metavar="FILE",
                    help=help_text)
 
 
@@ -319,7 +273,7 @@ def add_mode(p, quick_help: str, full_help: str):
 
 
 def add_scale(p, help_text="the workloads' --scale"):
-    p.add_argument("--scale", type=_type(parse_scale), default=None, metavar="X",
+    p.add_argument("--scale", type=typed(parse_scale), default=None, metavar="X",
                    help=f"{help_text} (0 < X <= 1000; default: the mode's)")
 
 
@@ -328,12 +282,8 @@ def add_command(p):
 
 
 def count_type(minimum: int):
-    return _type(lambda t: parse_count(t, minimum))
-
-
-def duration_type():
-    return _type(parse_duration)
+    return typed(lambda t: parse_count(t, minimum))
 
 
 def fraction_type():
-    return _type(parse_fraction)
+    return typed(parse_fraction)
