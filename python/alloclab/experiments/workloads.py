@@ -45,6 +45,7 @@ import os
 import subprocess
 
 from alloclab import LabError
+from alloclab.core import paths
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,9 +144,8 @@ def find(name: str) -> Workload:
 
 def workload_dirs() -> list[str]:
     """Where workload binaries are looked for, first match wins: the lab's one
-    search order (alloclab.paths: $ALLOCLAB_PREFIX, the checkout's build tree,
+    search order (alloclab.core.paths: $ALLOCLAB_PREFIX, the checkout's build tree,
     the install prefixes), in each its workloads/ or libexec/alloclab/workloads/."""
-    from alloclab.core import paths
     return paths.workload_dirs()
 
 

@@ -45,7 +45,7 @@ def validate(data, where: str = "profile") -> dict:
     if not isinstance(sizes, dict):
         raise LabError(f"{where}: 'sizes' must be an object mapping sizes to counts")
     for k, v in sizes.items():
-        if not (isinstance(k, str) and k.isdigit()):
+        if not str(k).isdigit():  # JSON keys are text: a size is one written in digits
             raise LabError(f"{where}: size key {k!r} is not a decimal integer")
         if not _count(v):
             raise LabError(f"{where}: count for size {k} must be a non-negative integer")
