@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import peers_installed, run_cli
+from conftest import peers_installed, peers_on_disk, run_cli
 from alloclab import LabError
 from alloclab.core import allocators, runner
 from alloclab.core.levels import Cell, Level
@@ -235,6 +235,34 @@ def test_api_finds_allocators():
     assert allocators.find("glibc").path is None
     with pytest.raises(LabError):
         allocators.find("definitely-not-an-allocator")
-    for name in peers_installed():
+
+
+@pytest.mark.parametrize("name", ["jemalloc", "mimalloc", "tcmalloc"])
+def test_a_peer_is_found_exactly_when_its_library_is_on_disk(name):
+    """Against a listing of the disk made without the registry: a peer installed here is found,
+    at one of its files, with a version; one that is not raises NotInstalled."""
+    on_disk = peers_on_disk()[name]
+    if on_disk:
         a = allocators.find(name)
-        assert os.path.exists(a.path) and a.version != "unknown"
+        assert os.path.realpath(a.path) in on_disk and a.version != "unknown"
+    else:
+        with pytest.raises(allocators.NotInstalled, match=f"allocator '{name}' is not installed"):
+            allocators.find(name)
+
+
+def test_find_looks_where_the_registry_says(tmp_path, monkeypatch):
+    """A fake system: one library directory holding a jemalloc, ldconfig knowing nothing. find()
+    returns that file (version from its name), and raises NotInstalled once it is gone."""
+    lib = tmp_path / "libjemalloc.so.2"
+    lib.write_bytes(b"\x7fELF" + bytes(60))
+    monkeypatch.setattr(allocators, "_ldconfig", lambda: {})
+    monkeypatch.setattr(allocators, "_package_version", lambda path: None)
+    monkeypatch.setattr(allocators, "SYSTEM_LIBDIRS", [str(tmp_path)])
+    a = allocators.find("jemalloc")
+    assert (a.name, a.path, a.version) == ("jemalloc", str(lib), "2")
+    v = allocators.find("jemalloc@X=1")
+    assert (v.name, v.path, v.env) == ("jemalloc@X=1", str(lib), (("X", "1"),))
+    lib.unlink()
+    with pytest.raises(allocators.NotInstalled):
+        allocators.find("jemalloc")
+    assert "jemalloc" not in [x.name for x in allocators.available()]

@@ -13,7 +13,7 @@ everything below takes the :class:`Allocator` it returns.
 
 API::
 
-    find(name_or_path) -> Allocator        # raises LabError when unknown/missing
+    find(name_or_path) -> Allocator        # LabError when unknown; NotInstalled when not on this machine
     find_many(text) -> list[Allocator]     # "glibc,jemalloc" | "all" | paths; each through find()
     available(names=KNOWN, missing=None) -> list[Allocator]   # those present here, in that order
     KNOWN                                  # the names find() understands
@@ -50,6 +50,10 @@ SYSTEM_LIBDIRS = [
     "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
     "/usr/local/lib", "/usr/lib64", "/usr/lib", "/lib64", "/lib",
 ]
+
+
+class NotInstalled(LabError):
+    """A known allocator whose library is not on this machine (a peer not installed, vam not built)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,7 +205,8 @@ def find(name: str) -> Allocator:
     NAME@VAR=VALUE[@VAR=VALUE...] is that allocator with those variables set
     for its runs (a variant: "vam@VAM_ORDER=fifo").
 
-    Raises LabError when the name is unknown or the library is not installed.
+    Raises NotInstalled (a LabError) when a known allocator's library is not on this machine,
+    LabError when the name is unknown or the path is not a shared object.
     """
     key = name.strip()
     variant = _variant(key)
@@ -213,7 +218,7 @@ def find(name: str) -> Allocator:
     if low in PEERS:
         path = _locate(PEERS[low])
         if not path:
-            raise LabError(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
+            raise NotInstalled(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
         return Allocator(low, path, _version_of(path))
     if low == "vam":
         p = _vam_path()
@@ -221,7 +226,7 @@ def find(name: str) -> Allocator:
             st = os.stat(p)
             built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
             return Allocator("vam", p, f"alloclab build of {built} UTC")
-        raise LabError(f"allocator 'vam' is not built: libvam.so not found ({paths.describe()})")
+        raise NotInstalled(f"allocator 'vam' is not built: libvam.so not found ({paths.describe()})")
     if "/" in key or key.endswith(".so") or ".so." in key:
         if not os.path.isfile(key):
             raise LabError(f"allocator library {key!r} does not exist")
