@@ -8,7 +8,8 @@ import pytest
 
 from conftest import run_cli
 
-from alloclab import ablation
+from alloclab.experiments.ablation import switches
+from alloclab.experiments.ablation.summary import paired_by_round
 
 ROW_KEYS = {"program", "switch", "value", "is_default", "n", "time_ratio", "time_lo", "time_hi",
             "d1_ratio", "ll_ratio", "rss_ratio", "winner"}
@@ -74,20 +75,20 @@ def test_the_layout_switches_change_the_cache_behaviour(quick_ablation):
 
 
 def test_the_settings_change_one_switch_at_a_time():
-    sets = ablation.settings()
+    sets = switches.settings()
     assert sets[0].switch is None
-    defaults = {s.name: s.default for s in ablation.SWITCHES}
+    defaults = {s.name: s.default for s in switches.SWITCHES}
 
-    def switches(env):
+    def switched(env):
         return {k: v for k, v in env.items() if k in defaults}
 
-    assert switches(sets[0].env()) == defaults
-    control = [s for s in sets if s.key == ablation.CONTROL]
+    assert switched(sets[0].env()) == defaults
+    control = [s for s in sets if s.key == switches.CONTROL]
     assert len(control) == 1 and control[0].env() == sets[0].env()  # the A/A control: the default again
     for s in sets[1:]:
         if s is control[0]:
             continue
-        changed = {k for k, v in switches(s.env()).items() if v != defaults[k]}
+        changed = {k for k, v in switched(s.env()).items() if v != defaults[k]}
         assert changed == {s.switch}
     # the same environment size for every setting: the stack does not move with the value
     assert len({sum(len(k) + len(v) for k, v in s.env().items()) for s in sets}) == 1
@@ -118,8 +119,8 @@ def test_paired_by_round_pairs_the_runs_of_one_round():
     times = {"a": {"default": drift, "x": [t * 0.9 for t in drift], "y": [t * f for t, f in
                                                                         zip(drift, [0.7, 1.3, 0.8, 1.25, 1.0])]},
              "b": {"default": drift, "x": [t * 0.9 for t in drift], "y": drift}}
-    x = ablation.paired_by_round(times, "x", ["a", "b"])
+    x = paired_by_round(times, "x", ["a", "b"])
     assert x["verdict"] == "faster" and abs(x["ratio"] - 0.9) < 1e-9 and x["rounds"] == 5
-    assert ablation.paired_by_round(times, "y", ["a", "b"])["verdict"] == "level"
+    assert paired_by_round(times, "y", ["a", "b"])["verdict"] == "level"
     times["a"]["x"][2] = None                                   # a failed run: that round has one program left
-    assert ablation.paired_by_round(times, "x", ["a", "b"])["rounds"] == 5
+    assert paired_by_round(times, "x", ["a", "b"])["rounds"] == 5

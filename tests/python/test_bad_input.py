@@ -13,7 +13,12 @@ import pytest
 
 from conftest import LAUNCHER, run_cli
 
-from alloclab import LabError, cache, results
+from alloclab import LabError
+from alloclab.core import allocators
+from alloclab.core.results.runs import read_rows
+from alloclab.core.results.summary import read_summary
+from alloclab.experiments.study import plan as study_plan
+from alloclab.measure import cache
 
 
 def _rows(d):
@@ -146,9 +151,9 @@ def test_compare_of_a_crashing_program_keeps_the_clean_rows(tmp_path, libdir):
     assert r.returncode == 1, r.stderr
     rows = _rows(out)
     assert [(x["adv"], x["status"], x["signal"]) for x in rows] == [("0", "crashed", "11")] * 2
-    summary = results.read_summary(str(out / "summary.json"))
-    assert summary["meta"]["skipped"]["cells"] == [["glibc", 3]]
-    assert "killed by signal 11" in summary["meta"]["skipped"]["reason"]
+    summary = read_summary(str(out / "summary.json"))
+    assert summary.meta.skipped["cells"] == [["glibc", 3]]
+    assert "killed by signal 11" in summary.meta.skipped["reason"]
     assert "glibc/Adv_3: littered cells not run" in r.stderr
 
 
@@ -176,7 +181,7 @@ def test_compare_has_a_default_timeout(tmp_path):
     r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--runs", "1", "--warmup", "0", "--cache", "off",
                 "-o", str(out), "--", "true")
     assert r.returncode == 0, r.stderr
-    assert results.read_summary(str(out / "summary.json"))["meta"]["timeout_s"] == 600
+    assert read_summary(str(out / "summary.json")).meta.timeout_s == 600
 
 
 # --- Ctrl-C --------------------------------------------------------------------------
@@ -202,8 +207,8 @@ def test_ctrl_c_keeps_the_finished_runs(tmp_path):
     assert p.returncode == 130, err
     rows = _rows(out)
     assert 2 <= len(rows) < 50 and all(x["status"] == "ok" for x in rows)
-    summary = results.read_summary(str(out / "summary.json"))
-    assert summary["meta"]["interrupted"] is True and summary["rows"] == len(rows)
+    summary = read_summary(str(out / "summary.json"))
+    assert summary.meta.interrupted is True and summary.rows == len(rows)
     assert (out / "report.html").exists()
 
 
@@ -225,15 +230,15 @@ def test_results_of_another_format_version_are_refused(tmp_path):
     old = tmp_path / "old.csv"
     old.write_text("run,allocator,adv,wall_s\n1,glibc,0,0.1\n")
     with pytest.raises(LabError, match="format version 0; this alloclab reads version 1"):
-        results.read_csv(str(old))
+        read_rows(str(old))
     new = tmp_path / "new.csv"
     new.write_text("format_version,run,allocator\n7,1,glibc\n")
     with pytest.raises(LabError, match="format version 7.*newer"):
-        results.read_csv(str(new))
+        read_rows(str(new))
     js = tmp_path / "s.json"
     js.write_text(json.dumps({"format_version": 2, "cells": []}))
     with pytest.raises(LabError, match="format version 2"):
-        results.read_summary(str(js))
+        read_summary(str(js))
 
 
 # --- measurements that cannot be made ---------------------------------------------------------
@@ -285,8 +290,8 @@ def test_study_refuses_a_run_count_that_is_not_a_positive_whole_number(runs, tmp
 
 
 def test_study_plan_takes_the_run_count_over_the_modes(tmp_path):
-    from alloclab import study
-    assert study.plan("quick", ["glibc"], str(tmp_path)).repeat == study.MODES["quick"]["repeat"]
-    assert study.plan("quick", ["glibc"], str(tmp_path), runs=7).repeat == 7
-    with pytest.raises(study.LabError):
-        study.plan("quick", ["glibc"], str(tmp_path), runs=0)
+    glibc = [allocators.find("glibc")]
+    assert study_plan.plan("quick", glibc, str(tmp_path)).repeat == study_plan.MODES["quick"]["repeat"]
+    assert study_plan.plan("quick", glibc, str(tmp_path), runs=7).repeat == 7
+    with pytest.raises(LabError):
+        study_plan.plan("quick", glibc, str(tmp_path), runs=0)

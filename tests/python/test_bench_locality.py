@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from alloclab import allocators, cache
+from alloclab.core import allocators
+from alloclab.measure import cache
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
@@ -135,7 +136,7 @@ def test_each_real_programs_generated_input_is_accepted(name, tmp_path):
 
 def test_every_allocators_run_gets_an_environment_of_one_size():
     """A longer LD_PRELOAD path would move the program's stack and some of its misses."""
-    from alloclab import runner
+    from alloclab.core import runner
     mod = _bench_module()
     allocs = [allocators.Allocator("glibc", None, ""), allocators.Allocator("vam", LIBVAM, ""),
               allocators.Allocator("short", "/x.so", ""),

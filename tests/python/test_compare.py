@@ -6,8 +6,12 @@ import os
 
 import pytest
 
-from conftest import peers_installed, run_cli
-from alloclab import LabError, compare, runner
+from conftest import peers_installed, peers_on_disk, run_cli
+from alloclab import LabError
+from alloclab.core import allocators, runner
+from alloclab.core.levels import Cell, Level
+from alloclab.experiments.compare.plan import ComparePlan
+from alloclab.experiments.compare.run import run_matrix
 
 WORK = r"""
 #include <stdio.h>
@@ -177,9 +181,10 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
 
     monkeypatch.setattr(runner, "run", run_then_interrupt)
     out = tmp_path / "int"
-    summary = compare.run_matrix([work], allocators=["glibc"], advs=[0, 1], repeat=3, outdir=str(out),
-                                 cache="off", warmup=False, progress=None)
-    assert summary["meta"]["interrupted"] is True
+    plan = ComparePlan([work], [allocators.find("glibc")], [Level.ADV_0, Level.ADV_1], Cell("glibc", Level.ADV_0),
+                       runs=3, outdir=str(out), cache="off", warmup=0)
+    summary = run_matrix(plan, progress=None)
+    assert summary.meta.interrupted is True
     rows = read_rows(out)
     assert len(rows) == 2          # the profile run was call 1; runs 2 and 3 finished
     assert (out / "summary.json").exists() and (out / "report.html").exists()
@@ -187,7 +192,6 @@ def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
 
 
 def test_a_variant_is_its_allocator_with_variables_set():
-    from alloclab import allocators
     v = allocators.find("glibc@VAM_ORDER=fifo@OTHER=a=b")
     assert v.name == "glibc@VAM_ORDER=fifo@OTHER=a=b" and v.path is None
     assert v.environ == {"VAM_ORDER": "fifo", "OTHER": "a=b"}  # a value may hold "="
@@ -228,10 +232,37 @@ def test_a_malformed_variant_is_refused_before_anything_runs(tmp_path):
 
 
 def test_api_finds_allocators():
-    from alloclab import allocators
     assert allocators.find("glibc").path is None
     with pytest.raises(LabError):
         allocators.find("definitely-not-an-allocator")
-    for name in peers_installed():
+
+
+@pytest.mark.parametrize("name", ["jemalloc", "mimalloc", "tcmalloc"])
+def test_a_peer_is_found_exactly_when_its_library_is_on_disk(name):
+    """Against a listing of the disk made without the registry: a peer installed here is found,
+    at one of its files, with a version; one that is not raises NotInstalled."""
+    on_disk = peers_on_disk()[name]
+    if on_disk:
         a = allocators.find(name)
-        assert os.path.exists(a.path) and a.version != "unknown"
+        assert os.path.realpath(a.path) in on_disk and a.version != "unknown"
+    else:
+        with pytest.raises(allocators.NotInstalled, match=f"allocator '{name}' is not installed"):
+            allocators.find(name)
+
+
+def test_find_looks_where_the_registry_says(tmp_path, monkeypatch):
+    """A fake system: one library directory holding a jemalloc, ldconfig knowing nothing. find()
+    returns that file (version from its name), and raises NotInstalled once it is gone."""
+    lib = tmp_path / "libjemalloc.so.2"
+    lib.write_bytes(b"\x7fELF" + bytes(60))
+    monkeypatch.setattr(allocators, "_ldconfig", lambda: {})
+    monkeypatch.setattr(allocators, "_package_version", lambda path: None)
+    monkeypatch.setattr(allocators, "SYSTEM_LIBDIRS", [str(tmp_path)])
+    a = allocators.find("jemalloc")
+    assert (a.name, a.path, a.version) == ("jemalloc", str(lib), "2")
+    v = allocators.find("jemalloc@X=1")
+    assert (v.name, v.path, v.env) == ("jemalloc@X=1", str(lib), (("X", "1"),))
+    lib.unlink()
+    with pytest.raises(allocators.NotInstalled):
+        allocators.find("jemalloc")
+    assert "jemalloc" not in [x.name for x in allocators.available()]

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import ROOT, run_cli
 
-from alloclab import drag, memtool
+from alloclab.experiments import drag
+from alloclab.measure import memtool
 
 PYTHON = sys.executable
 

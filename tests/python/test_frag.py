@@ -9,7 +9,10 @@ import pytest
 from conftest import peers_installed
 from test_drag import run_cmd
 
-from alloclab import frag, memtool
+from alloclab.experiments import frag
+from alloclab.core import allocators
+from alloclab.core.levels import Level
+from alloclab.measure import memtool
 
 
 # No malloc at all: the only heap is what the program maps itself.
@@ -102,7 +105,8 @@ int main(void) {
 def test_littered_runs_count_the_litter_left_live(tools, cbuild, tmp_path):
     exe = cbuild(SMALL_PROG, "frag_small")
     allocs = ["glibc"] + peers_installed()[:1]
-    res = frag.run_frag([exe], str(tmp_path), [memtool.allocators.find(a) for a in allocs], [0, 1, 3])
+    res = frag.run_frag([exe], str(tmp_path), [allocators.find(a) for a in allocs],
+                         [Level.ADV_0, Level.ADV_1, Level.ADV_3])
     for name in allocs:
         row = res["allocators"][name]
         assert set(row) == {"Adv_0", "Adv_1", "Adv_3"}

@@ -3,12 +3,15 @@ littered, and summarises each allocator's slowdown from the saved runs."""
 
 import json
 import math
+import statistics
 import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT
+
+from alloclab.core.results.runs import read_rows
 
 SCRIPT = f"{ROOT}/bench/littered_slowdown"
 
@@ -29,14 +32,11 @@ def bench(tmp_path_factory, libdir):
 
 def _medians(out, prog):
     """(allocator, adv) -> median program_s of the ok runs saved for one program."""
-    import statistics
-    sys.path.insert(0, f"{ROOT}/python")
-    from alloclab import results
-    rows = results.read_csv(str(out / "runs" / prog.replace("/", "-") / "results.csv"))
+    rows = read_rows(str(out / "runs" / prog.replace("/", "-") / "results.csv"))
     cells = {}
     for r in rows:
-        if r["status"] == "ok":
-            cells.setdefault((r["allocator"], int(r["adv"])), []).append(float(r["program_s"]))
+        if r.ok:
+            cells.setdefault((r.allocator, int(r.adv)), []).append(r.program_s)
     return {k: statistics.median(v) for k, v in cells.items()}
 
 

@@ -4,7 +4,9 @@ import shutil
 
 import pytest
 
-from alloclab import LabError, memops, workloads
+from alloclab import LabError
+from alloclab.measure import memops
+from alloclab.experiments import workloads
 
 # A hand-written callgrind profile with a known split: 1000 instructions in
 # all; main calls malloc (inclusive 100, of which _int_malloc 60) and

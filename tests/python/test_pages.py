@@ -10,7 +10,9 @@ import pytest
 from conftest import peers_installed
 from test_drag import run_cmd
 
-from alloclab import memtool, pages
+from alloclab.core import allocators
+from alloclab.measure import memtool
+from alloclab.experiments import pages
 
 DISCARD = 1 << 63
 
@@ -196,7 +198,7 @@ int main(void) {
 def test_each_allocator_runs_unreplaced_and_its_cycle_shows(tools, cbuild, tmp_path):
     exe = cbuild(MALLOC_CYCLE, "malloc_cycle")
     allocs = ["glibc"] + peers_installed()
-    res = pages.run_pages([exe], str(tmp_path), [memtool.allocators.find(a) for a in allocs], sizes=[8])
+    res = pages.run_pages([exe], str(tmp_path), [allocators.find(a) for a in allocs], sizes=[8])
     assert set(res["allocators"]) == set(allocs)
     for name, r in res["allocators"].items():
         c = r["curve"]

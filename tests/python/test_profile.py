@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from conftest import peers_installed, run_cli
-from alloclab import profile as profile_mod
+from conftest import peers_installed, peers_on_disk, run_cli
+from alloclab.measure import profile as profile_mod
 
 KNOWN_PATTERN = r"""
 #include <stdlib.h>
@@ -72,7 +72,8 @@ def test_cutoff_moves_sizes_between_histogram_and_ignored(cbuild, profile_so, tm
 def test_profile_runs_on_every_installed_peer(cbuild, profile_so, tmp_path, name):
     """One case per peer, skipped (visibly) when that peer is not installed, never passing empty."""
     exe = cbuild(KNOWN_PATTERN, "known_peers")
-    from alloclab import LabError, allocators
+    from alloclab import LabError
+    from alloclab.core import allocators
     try:
         lib = allocators.find(name).path
     except LabError as e:
@@ -112,7 +113,7 @@ int main() {
 def test_new_and_delete_are_counted_on_every_allocator(tmp_path, profile_so, allocator):
     """Peers and libvam define operator new without calling malloc: the shim wraps it too."""
     import shutil
-    from alloclab import allocators
+    from alloclab.core import allocators
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed")
     src = tmp_path / "newdel.cpp"
@@ -157,7 +158,7 @@ int main(void) {
 
 @pytest.mark.parametrize("allocator", ["glibc", *peers_installed()])
 def test_threads_are_counted_exactly(cbuild, profile_so, tmp_path, allocator):
-    from alloclab import allocators
+    from alloclab.core import allocators
     exe = cbuild(THREADS, "threads")
     out = tmp_path / "p.json"
     lib = allocators.find(allocator).path
@@ -270,8 +271,13 @@ def test_cli_allocators_lists_versions_and_paths(libdir):
     assert lines[0].split() == ["name", "version", "library"]
     glibc = next(line for line in lines if line.startswith("glibc"))
     assert "glibc 2." in glibc
-    from conftest import peers_installed
-    for name in peers_installed():
-        assert any(line.startswith(name) and ".so" in line for line in lines)
+    # Against a listing of the disk made without the registry: each peer installed here is listed
+    # with one of its files, each one that is not is said to be missing.
+    listed = {line.split()[0]: line.split()[-1] for line in lines[1:]}
+    for name, files in peers_on_disk().items():
+        if files:
+            assert name in listed and os.path.realpath(listed[name]) in files, (name, listed.get(name), files)
+        else:
+            assert name not in listed and f"not available: {name}: " in r.stderr, name
     r = run_cli("allocators", "nosuchalloc")
     assert r.returncode == 2 and "unknown allocator" in r.stderr

@@ -2,6 +2,7 @@
 that say what the whiskers are, the command shell-quoted; checked in a real browser
 (headless chromium) at 1280 px."""
 
+import dataclasses
 import os
 import re
 import shlex
@@ -11,57 +12,61 @@ import subprocess
 import markupsafe
 import pytest
 
-from alloclab import report, results
+from alloclab.core.levels import Level
+from alloclab.core.results.summary import CellSummary, Meta, Summary
+from alloclab.experiments.compare import report
+from alloclab.experiments.compare.summary import warnings
+from alloclab.experiments.compare.text import headline
+from alloclab.stats import Spread
 from conftest import run_cli
 
 
 def _cell(a, adv, med, lo, hi, n=5):
-    st = {"median": med, "min": lo, "max": hi, "mean": med, "n": n}
-    return {"allocator": a, "adv": adv, "runs": n, "ok": n, "statuses": {"ok": n}, "wall_s": st, "program_s": st,
-            "litter_s": None, "user_s": st, "max_rss_kb": {"median": 2048, "min": 2048, "max": 2048, "n": n}}
+    st = Spread(med, lo, hi, med, n)
+    return CellSummary(a, Level.of(adv), runs=n, ok=n, statuses={"ok": n}, wall_s=st, program_s=st, user_s=st,
+                       max_rss_kb=Spread(2048, 2048, 2048, 2048, n))
 
 
 def test_headline_names_the_fastest_and_says_whether_it_exceeds_the_noise():
-    meta = {"baseline": "glibc/Adv_0"}
-    clear = {"meta": meta, "cells": [_cell("glibc", 0, 1.0, 0.99, 1.01), _cell("vam", 0, 0.8, 0.79, 0.81)]}
-    h = report.headline(clear)
+    meta = Meta(baseline="glibc/Adv_0")
+    clear = Summary(meta, [_cell("glibc", 0, 1.0, 0.99, 1.01), _cell("vam", 0, 0.8, 0.79, 0.81)])
+    h = headline(clear)
     assert h.startswith("On a clean heap, vam is fastest: 20.0% less program time than glibc")
     assert "more than the spread" in h
-    noisy = {"meta": meta, "cells": [_cell("glibc", 0, 1.0, 0.7, 1.3), _cell("vam", 0, 0.95, 0.8, 1.2)]}
-    assert "the spread of the runs (600.00 ms, min-max) is larger: not a clear difference" in report.headline(noisy)
-    assert report.headline({"meta": meta, "cells": []}).startswith("No run succeeded")
+    noisy = Summary(meta, [_cell("glibc", 0, 1.0, 0.7, 1.3), _cell("vam", 0, 0.95, 0.8, 1.2)])
+    assert "the spread of the runs (600.00 ms, min-max) is larger: not a clear difference" in headline(noisy)
+    assert headline(Summary(meta, [])).startswith("No run succeeded")
 
 
 def _rounds(cell, times):
-    return dict(cell, program_s_runs=[[i + 1, t] for i, t in enumerate(times)])
+    return dataclasses.replace(cell, program_s_runs=[[i + 1, t] for i, t in enumerate(times)])
 
 
 def test_headline_judges_by_the_rounds_when_it_has_them():
     """The machine drifts between rounds: both cells' ranges overlap, yet vam is 10% faster in every
     round. Paired round by round, that is a clear difference; a split of 5 rounds to 4 is not, however
     far apart the medians."""
-    meta = {"baseline": "glibc/Adv_0"}
+    meta = Meta(baseline="glibc/Adv_0")
     glibc = [1.0, 1.4, 1.8, 1.2, 1.6, 1.1, 1.5, 1.3, 1.7]
     steady = [t * f for t, f in zip(glibc, [0.90, 0.91, 0.89, 0.90, 0.92, 0.88, 0.90, 0.91, 0.89])]
-    drift = {"meta": meta, "cells": [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
-                                     _rounds(_cell("vam", 0, 1.26, 0.9, 1.62, n=9), steady)]}
-    h = report.headline(drift)
+    drift = Summary(meta, [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
+                           _rounds(_cell("vam", 0, 1.26, 0.9, 1.62, n=9), steady)])
+    h = headline(drift)
     assert "vam is fastest: 10.0% less program time than glibc" in h, h
     assert "it took less time in 9 of 9 rounds; paired by round, 0.900× (95% interval 0.89" in h, h
     assert h.endswith(": a clear difference."), h
-    assert not any(w.startswith("vam/Adv_0") for w in results.warnings(drift))
+    assert not any(w.startswith("vam/Adv_0") for w in warnings(drift))
     split = [0.5, 0.5, 0.5, 0.5, 0.5, 1.5, 1.5, 1.5, 1.5]
-    mixed = {"meta": meta, "cells": [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
-                                     _rounds(_cell("vam", 0, 0.7, 0.5, 2.7, n=9),
-                                             [t * f for t, f in zip(glibc, split)])]}
-    h = report.headline(mixed)
+    mixed = Summary(meta, [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
+                           _rounds(_cell("vam", 0, 0.7, 0.5, 2.7, n=9), [t * f for t, f in zip(glibc, split)])])
+    h = headline(mixed)
     assert "it took less time in 5 of 9 rounds" in h and h.endswith(": not a clear difference."), h
-    w = [x for x in results.warnings(mixed) if x.startswith("vam/Adv_0")]
+    w = [x for x in warnings(mixed) if x.startswith("vam/Adv_0")]
     assert w and "but it took less time in 5 of 9 rounds" in w[0] and "within the noise" in w[0], w
     # Only rounds both cells ran are paired; one shared round cannot show anything.
-    one = {"meta": meta, "cells": [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
-                                   dict(_cell("vam", 0, 0.5, 0.5, 0.5, n=1), program_s_runs=[[4, 0.5]])]}
-    assert "1 of 1 rounds" in report.headline(one) and "not a clear difference" in report.headline(one)
+    one = Summary(meta, [_rounds(_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
+                         dataclasses.replace(_cell("vam", 0, 0.5, 0.5, 0.5, n=1), program_s_runs=[[4, 0.5]])])
+    assert "1 of 1 rounds" in headline(one) and "not a clear difference" in headline(one)
 
 
 @pytest.fixture(scope="module")
@@ -107,13 +112,13 @@ def test_report_fits_1280_px_in_a_browser(compared, tmp_path):
 
 
 def _summary(allocator="vam", command=("/bin/true",)):
-    return {"meta": {"baseline": "glibc/Adv_0", "command": list(command), "repeat": 5, "seed": 42,
-                     "started_utc": "2026-01-01T00:00:00Z", "finished_utc": "2026-01-01T00:01:00Z",
-                     "machine": {"cpu": "test cpu", "memory_kb": 8 * 1024 * 1024},
-                     "allocators": [{"name": "glibc", "version": "2.36", "path": None},
-                                    {"name": allocator, "version": "1", "path": "/x/lib.so"}],
-                     "advs": {"Adv_0": {"multiplier": 0, "occupancy": 0}}, "cache_method": "off"},
-            "cells": [_cell("glibc", 0, 1.0, 0.99, 1.01), _cell(allocator, 0, 0.8, 0.79, 0.81)]}
+    meta = Meta(baseline="glibc/Adv_0", command=list(command), repeat=5, seed=42,
+                started_utc="2026-01-01T00:00:00Z", finished_utc="2026-01-01T00:01:00Z",
+                machine={"cpu": "test cpu", "memory_kb": 8 * 1024 * 1024},
+                allocators=[{"name": "glibc", "version": "2.36", "path": None},
+                            {"name": allocator, "version": "1", "path": "/x/lib.so"}],
+                advs={"Adv_0": {"multiplier": 0, "occupancy": 0}}, cache_method="off")
+    return Summary(meta, [_cell("glibc", 0, 1.0, 0.99, 1.01), _cell(allocator, 0, 0.8, 0.79, 0.81)])
 
 
 def test_the_compare_page_is_rendered_from_the_templates(tmp_path):

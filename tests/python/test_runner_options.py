@@ -12,9 +12,18 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, make_row, run_cli
 
-from alloclab import LabError, args, cli, paths, results, runner
+from alloclab import LabError, cli
+from alloclab.commands import arguments as args
+from alloclab.core import allocators, paths
+from alloclab.core.levels import Level
+from alloclab.core.progress import Progress
+from alloclab.core.results.runs import read_rows
+from alloclab.core.results.summary import FORMAT, CellSummary, Meta, Summary, read_summary
+from alloclab.experiments.compare.summary import ratio_spreads, warnings
+from alloclab.experiments.compare.text import markdown_table
+from alloclab.stats import Spread
 
 
 def _rows(d):
@@ -60,8 +69,8 @@ def test_repeat_is_an_alias_of_runs_and_no_warmup_of_warmup_0(tmp_path):
     r = _compare(tmp_path, "--repeat", "2", "--no-warmup", "--prepare", f"echo x >> {count}", "--", "true")
     assert r.returncode == 0, r.stderr
     assert len(_rows(tmp_path / "o")) == 2 and len(count.read_text().splitlines()) == 2
-    meta = results.read_summary(str(tmp_path / "o" / "summary.json"))["meta"]
-    assert meta["warmup"] == 0 and meta["repeat"] == 2
+    meta = read_summary(str(tmp_path / "o" / "summary.json")).meta
+    assert meta.warmup == 0 and meta.repeat == 2
 
 
 def test_show_output_lets_the_program_print(tmp_path):
@@ -78,8 +87,8 @@ def test_exports(tmp_path):
     r = _compare(tmp_path, "--runs", "2", "--export-json", str(j), "--export-markdown", str(m), "--export-csv",
                  str(c), "--", "true")
     assert r.returncode == 0, r.stderr
-    data = results.read_summary(str(j))
-    assert data["format_version"] == results.FORMAT_VERSION and data["kind"] == "alloclab-compare"
+    data = json.loads(j.read_text())
+    assert data["format_version"] == FORMAT.version and data["kind"] == "alloclab-compare"
     assert [x["run"] for x in data["runs"]] == ["1", "2"]
     assert data["cells"][0]["ok"] == 2
     assert data["cells"][0]["program_s_ratio_spread"] == {"median": 1.0, "min": 1.0, "max": 1.0, "mean": 1.0, "n": 2}
@@ -88,8 +97,9 @@ def test_exports(tmp_path):
     assert runs == sorted([int(x["repeat"]), float(x["program_s"])] for x in data["runs"])
     md = m.read_text()
     assert md.startswith("| allocator | level |") and "| glibc | Adv_0 | 2/2 |" in md
-    assert results.read_csv(str(c)) == results.read_csv(str(tmp_path / "o" / "results.csv"))
-    assert results.read_summary(str(tmp_path / "o" / "summary.json"))["kind"] == "alloclab-compare-summary"
+    assert read_rows(str(c)) == read_rows(str(tmp_path / "o" / "results.csv"))
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["kind"] == "alloclab-compare-summary"
+    assert read_summary(str(j)).cells[0].program_s_runs == runs   # the export reads back as the summary
 
 
 def test_report_re_renders_from_the_summary(tmp_path):
@@ -104,23 +114,25 @@ def test_report_re_renders_from_the_summary(tmp_path):
 
 # --- warnings ---------------------------------------------------------------------------
 
-def _cell(a, adv, med, lo, hi, n=5):
-    st = {"median": med, "min": lo, "max": hi, "mean": med, "n": n}
-    return {"allocator": a, "adv": adv, "runs": n, "ok": n, "statuses": {"ok": n}, "wall_s": st, "program_s": st}
+def _cell(a, adv, med, lo, hi, n=5, **more):
+    st = Spread(med, lo, hi, med, n)
+    return CellSummary(a, Level.of(adv), runs=n, ok=n, statuses={"ok": n}, wall_s=st, program_s=st, **more)
+
+
+def _summary(*cells, **meta):
+    return Summary(Meta(baseline="glibc/Adv_0", **meta), list(cells))
 
 
 def test_warning_when_runs_are_shorter_than_5_ms():
-    s = {"meta": {"baseline": "glibc/Adv_0"}, "cells": [_cell("glibc", 0, 0.002, 0.001, 0.003)]}
-    assert any("under 5 ms" in w for w in results.warnings(s))
-    s = {"meta": {"baseline": "glibc/Adv_0"}, "cells": [_cell("glibc", 0, 0.2, 0.19, 0.21)]}
-    assert results.warnings(s) == []
+    assert any("under 5 ms" in w for w in warnings(_summary(_cell("glibc", 0, 0.002, 0.001, 0.003))))
+    assert warnings(_summary(_cell("glibc", 0, 0.2, 0.19, 0.21))) == []
 
 
 def test_warning_when_the_spread_is_larger_than_the_difference():
     base = _cell("glibc", 0, 1.00, 0.90, 1.10)
     close = _cell("vam", 0, 1.05, 1.00, 1.08)     # 5% apart, spread 20%
     far = _cell("jemalloc", 0, 1.50, 1.45, 1.55)  # 50% apart, spread 20%
-    w = results.warnings({"meta": {"baseline": "glibc/Adv_0"}, "cells": [base, close, far]})
+    w = warnings(_summary(base, close, far))
     assert any(x.startswith("vam/Adv_0 differs from the baseline by 5.0%") for x in w), w
     assert not any("jemalloc" in x for x in w), w
 
@@ -134,13 +146,13 @@ def test_compare_prints_the_warnings(tmp_path):
 
 def test_progress_estimates_the_time_left_and_shows_a_long_run():
     out = io.StringIO()
-    p = runner.Progress(out, tty=False)
+    p = Progress(out, tty=False)
     p.begin("[1/4] a", 0, 4)
     line = p.done("[1/4] a 0.1s", 1, 4)
     assert line.startswith("[1/4] a 0.1s  (~") and line.endswith(" left)")
     assert p.done("[4/4] a", 4, 4) == "[4/4] a"      # nothing left, no estimate
     tty = io.StringIO()
-    p = runner.Progress(tty, tty=True)
+    p = Progress(tty, tty=True)
     p.begin("[1/2] glibc Adv_0 repeat 1")
     assert "[1/2] glibc Adv_0 repeat 1: running" in tty.getvalue()   # at once, before the run ends
     p.done("x")
@@ -162,11 +174,12 @@ def test_bad_durations(text):
 
 def test_levels_and_allocators():
     assert args.parse_levels("0,Adv_3,adv10,3") == [0, 3, 10]
+    assert all(isinstance(lv, Level) for lv in args.parse_levels("0,Adv_3"))
     with pytest.raises(LabError, match="Adv_2"):
         args.parse_levels("2")
-    assert [a.name for a in args.parse_allocators("glibc")] == ["glibc"]
+    assert [a.name for a in allocators.find_many("glibc")] == ["glibc"]
     with pytest.raises(LabError, match="given twice"):
-        args.parse_allocators("glibc,system")
+        allocators.find_many("glibc,system")
 
 
 def test_every_subcommand_comes_from_the_registry():
@@ -175,7 +188,7 @@ def test_every_subcommand_comes_from_the_registry():
     assert list(sub.choices) == cli.command_names()
     r = run_cli("--help")
     for c in cli.COMMANDS:
-        assert c.name in r.stdout
+        assert c.NAME in r.stdout
     assert len(set(cli.command_names())) == len(cli.COMMANDS)
 
 
@@ -209,11 +222,10 @@ def test_the_launcher_and_python_m_agree(tmp_path):
 
 
 def test_markdown_ratios_carry_the_spread_of_paired_runs():
-    summary = {"meta": {"baseline": "glibc/Adv_0", "command": ["x"]},
-               "cells": [dict(_cell("glibc", 0, 1.0, 0.9, 1.1, n=3), program_s_ratio=1.0),
-                         dict(_cell("vam", 0, 2.0, 1.9, 2.2, n=3), program_s_ratio=2.0)]}
-    rows = [{"allocator": a, "adv": "0", "repeat": str(k), "status": "ok", "program_s": str(v)}
+    summary = _summary(_cell("glibc", 0, 1.0, 0.9, 1.1, n=3, program_s_ratio=1.0),
+                       _cell("vam", 0, 2.0, 1.9, 2.2, n=3, program_s_ratio=2.0), command=["x"])
+    rows = [make_row(allocator=a, adv=0, repeat=k, program_s=v)
             for a, vals in (("glibc", (1.0, 0.9, 1.1)), ("vam", (2.0, 2.2, 1.9))) for k, v in enumerate(vals, 1)]
-    sp = results.ratio_spreads(summary, rows)["vam/Adv_0"]
+    sp = ratio_spreads("glibc/Adv_0", rows)["vam/Adv_0"]
     assert (sp.low, sp.high, sp.n) == pytest.approx((1.9 / 1.1, 2.2 / 0.9, 3))
-    assert f"| 2.000 ({1.9 / 1.1:.3f}–{2.2 / 0.9:.3f}) |" in results.markdown_table(summary, rows)
+    assert f"| 2.000 ({1.9 / 1.1:.3f}–{2.2 / 0.9:.3f}) |" in markdown_table(summary, rows)

@@ -12,7 +12,9 @@ import pytest
 
 from conftest import run_cli
 
-from alloclab import workloads
+from alloclab.experiments import workloads
+from alloclab.experiments.study.outputs import rerender
+from alloclab.experiments.study.verdicts import claims, rules
 
 SECTIONS = ["verdicts", "rq1", "rq2", "rq3", "reaps", "general", "memory", "stats", "setup"]
 VERDICT_KEYS = {"id", "paper", "claim", "paper_value", "measured", "low", "high", "n", "verdict", "rule"}
@@ -123,8 +125,7 @@ def test_report_rerenders_from_the_saved_findings(quick_study, tmp_path):
     copy = tmp_path / "again"
     shutil.copytree(out, copy)
     (copy / "report.html").unlink()
-    from alloclab import study
-    path = study.rerender(str(copy))
+    path = rerender(str(copy))
     assert "id='verdicts'" in open(path).read()
     # the same data and rules give the same tables and verdicts
     before, after = (json.loads((d / "findings.json").read_text()) for d in (out, copy))
@@ -137,23 +138,22 @@ def test_a_rerender_applies_the_current_rules_to_the_saved_rows(quick_study, tmp
     new rule's verdict on the same measurements (and rewrites verdicts.json to match)."""
     _, out, _ = quick_study
     import shutil
-    from alloclab import study, verdicts
     copy = tmp_path / "again"
     shutil.copytree(out, copy)
     old = {v["id"]: v for v in json.loads((out / "verdicts.json").read_text())["verdicts"]}
     # a claim the rules judged (the timed ones have two runs here, too few for a verdict)
-    measured = [i for i, c in enumerate(verdicts.CLAIMS)
-                if old[c.id]["n"] and old[c.id].get("coverage", 0) >= verdicts.LEVEL]
+    measured = [i for i, c in enumerate(claims.CLAIMS)
+                if old[c.id]["n"] and old[c.id].get("coverage", 0) >= rules.LEVEL]
     assert measured, "the quick study judged no claim"
     i = measured[0]
-    claim = verdicts.CLAIMS[i]
+    claim = claims.CLAIMS[i]
     # a rule that turns this claim's verdict around: nothing is at most -1e9, everything at most 1e9
-    flip, expect = ((verdicts.AtMost(1e9), "confirmed") if old[claim.id]["verdict"] == "refuted"
-                    else (verdicts.AtMost(-1e9), "refuted"))
-    claims = list(verdicts.CLAIMS)
-    claims[i] = dataclasses.replace(claim, rule=flip)
-    monkeypatch.setattr(verdicts.evaluate, "__defaults__", (tuple(claims),))
-    study.rerender(str(copy))
+    flip, expect = ((rules.AtMost(1e9), "confirmed") if old[claim.id]["verdict"] == "refuted"
+                    else (rules.AtMost(-1e9), "refuted"))
+    changed = list(claims.CLAIMS)
+    changed[i] = dataclasses.replace(claim, rule=flip)
+    monkeypatch.setattr(claims.evaluate, "__defaults__", (tuple(changed),))
+    rerender(str(copy))
     vs = {v["id"]: v for v in json.loads((copy / "verdicts.json").read_text())["verdicts"]}
     assert vs[claim.id]["measured"] == old[claim.id]["measured"]
     assert vs[claim.id]["verdict"] == expect
@@ -180,9 +180,8 @@ def test_two_runs_give_the_timed_claims_no_verdict_and_say_why(quick_study):
     """--quick makes two runs: min-max of two holds the median half the time, under the 0.75 a
     verdict needs. Exact instruments are judged all the same."""
     _, out, _ = quick_study
-    from alloclab import verdicts
     doc = json.loads((out / "verdicts.json").read_text())
-    assert doc["level"] == verdicts.LEVEL
+    assert doc["level"] == rules.LEVEL
     timed = [v for v in doc["verdicts"] if v["n"] == 2]
     assert timed, "no timed claim was measured"
     for v in timed:

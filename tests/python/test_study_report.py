@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from alloclab import study_report
+from alloclab.core.results.findings import Findings, Verdict
+from alloclab.experiments.study.report import write_report
 
 EVIL = "<script>alert(1)</script>"
 
@@ -55,7 +56,8 @@ def _render(tmp_path, analysis, ablation=None):
         (tmp_path / "ablation").mkdir()
         (tmp_path / "ablation" / "ablation.json").write_text(
             ablation if isinstance(ablation, str) else json.dumps(ablation))
-    return open(study_report.write_report(analysis, str(tmp_path))).read()
+    findings = Findings(analysis["tables"], [Verdict(**v) for v in analysis["verdicts"]], analysis["meta"])
+    return open(write_report(findings, str(tmp_path))).read()
 
 
 def test_the_study_page_opens_with_the_headline_and_the_verdict_table(tmp_path):
@@ -114,7 +116,7 @@ def test_an_unreadable_or_newer_ablation_file_is_said_so_and_the_rest_is_drawn(t
     assert "<h2 id='ablation'>" in doc and "cannot be read" in doc and "id='setup'" in doc
     (tmp_path / "b").mkdir()
     doc = _render(tmp_path / "b", _analysis(), dict(_ablation(), format_version=2))
-    assert "has format_version 2; this alloclab renders 1" in doc
+    assert "cannot be read" in doc and "ablation format version 2; this alloclab reads version 1" in doc
 
 
 def test_hostile_names_are_escaped_everywhere(tmp_path):
@@ -140,7 +142,7 @@ def test_the_study_page_with_an_ablation_fits_1280_px(tmp_path):
 
 
 def test_without_matplotlib_the_page_says_which_plot_is_missing(tmp_path, monkeypatch):
-    from alloclab import plots
+    from alloclab.present import plots
     monkeypatch.setattr(plots, "pyplot", lambda: None)
     doc = _render(tmp_path, _analysis())
     assert "data:image/png" not in doc

@@ -1,7 +1,7 @@
 """The one Markdown table writer (alloclab.tables) that every report and benchmark uses."""
 import pytest
 
-from alloclab import tables
+from alloclab.present import tables
 
 
 def test_first_column_left_others_right_by_default():

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from alloclab import LabError, workloads
+from alloclab import LabError
+from alloclab.experiments import workloads
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

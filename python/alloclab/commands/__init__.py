@@ -1,0 +1,14 @@
+"""The subcommands of `alloclab`, one module each, all of one shape.
+
+Every module here (but arguments.py, the argument kinds they share) is a command:
+
+    NAME, HELP                     # the subcommand and its one-line help
+    add_arguments(parser)          # declares its arguments (argument kinds: arguments.py)
+    plan(namespace) -> Plan        # the typed plan, checked before anything runs
+    run(plan) -> Result            # runs it (experiments/, measure/)
+    write(plan, result) -> int     # writes and prints what it found; the exit status
+
+cli.py lists them (cli.COMMANDS), builds the parser from them and runs each the
+one way: plan, run, write. A new subcommand is one more module here and its
+name in that list.
+"""

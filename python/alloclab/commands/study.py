@@ -1,0 +1,54 @@
+"""`alloclab study`: answer the papers' questions on this machine (report in out/study)."""
+
+from __future__ import annotations
+
+import sys
+
+from alloclab.commands import arguments as A
+from alloclab.core.results.findings import Findings
+from alloclab.experiments.study import plan as planning
+from alloclab.experiments.study.outputs import write_outputs
+from alloclab.experiments.study.run import run_study
+from alloclab.experiments.study.text import summary_lines, verdict_lines
+
+NAME = "study"
+HELP = "answer the papers' questions on this machine (report in out/study)"
+
+
+def add_arguments(ss) -> None:
+    A.add_mode(ss, "a smoke test: small inputs, Adv_0 and Adv_3, two runs each, too few for the timed "
+               "claims' verdicts (about 2 minutes)",
+               "bigger inputs, every littering level, more runs")
+    ss.add_argument("-r", "--runs", type=A.count_type(1), default=None, metavar="N",
+                    help="timed runs per program, allocator and level (default: 2 with --quick, 3, "
+                         "5 with --full); more runs steady the medians and narrow the verdicts' "
+                         "intervals; fewer than 3 leave the timed claims without a verdict")
+    ss.add_argument("--ablation", action="store_true",
+                    help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
+    A.add_allocators(ss, default=None, help_extra="; default: every one found")
+    A.add_output_dir(ss, "out/study")
+
+
+def plan(ns) -> planning.Plan:
+    return planning.plan(ns.mode or "default", ns.allocators, ns.output, ns.runs, ns.ablation)
+
+
+def run(p: planning.Plan) -> Findings:
+    return run_study(p)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def write(p: planning.Plan, findings: Findings) -> int:
+    report = write_outputs(findings, p.outdir)
+    _say("\nVerdicts (the papers' claims on this machine):")
+    for line in verdict_lines(findings.verdicts):
+        _say(line)
+    if findings.tables.get("general_summary"):
+        _say("\nGeneral-purpose allocators, naive variants and real programs:")
+        for line in summary_lines(findings.tables["general_summary"]):
+            _say(line)
+    _say(f"\nreport: {report}  ({findings.meta['elapsed_s']:.0f} s)")
+    return 130 if findings.meta.get("interrupted") else 0

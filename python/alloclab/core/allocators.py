@@ -1,0 +1,282 @@
+"""The allocator registry: every allocator a run can preload, found by name.
+
+An :class:`Allocator` is what a run preloads beneath the program: ``glibc`` is
+the system allocator (nothing preloaded); ``jemalloc``, ``mimalloc`` and
+``tcmalloc`` are the peers installed on the system (found with ``ldconfig -p``
+and a few standard directories); ``vam`` is this project's drop-in malloc
+(``build/release/src/vam/libvam.so`` in a checkout, or the installed library
+directory); and any path to a shared object is accepted as an allocator too.
+
+:func:`find` is the one place an allocator's name is resolved: the command
+line calls it (directly, or through :func:`find_many` for a list), and
+everything below takes the :class:`Allocator` it returns.
+
+API::
+
+    find(name_or_path) -> Allocator        # LabError when unknown; NotInstalled when not on this machine
+    find_many(text) -> list[Allocator]     # "glibc,jemalloc" | "all" | paths; each through find()
+    available(names=KNOWN, missing=None) -> list[Allocator]   # those present here, in that order
+    KNOWN                                  # the names find() understands
+    shim(kind) -> str                      # path of liballoclab_<kind>.so (profile | litter)
+    lab_libdir() -> str | None             # where the shims were found
+    from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
+
+The shims and libvam are found through alloclab.core.paths (one search order
+for every native part: ``$ALLOCLAB_PREFIX``, the checkout's ``build/release``,
+the install prefix, ``sys.prefix``, ``/usr/local``, ``/usr``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import subprocess
+import time
+
+from alloclab import LabError
+from alloclab.core import paths
+
+# Name -> shared-object names to look for, best first.
+PEERS = {
+    "jemalloc": ["libjemalloc.so.2", "libjemalloc.so"],
+    "mimalloc": ["libmimalloc.so.2", "libmimalloc.so"],
+    "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4", "libtcmalloc_minimal.so"],
+}
+KNOWN = ["glibc", *PEERS, "vam"]
+
+SYSTEM_LIBDIRS = [
+    "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+    "/usr/local/lib", "/usr/lib64", "/usr/lib", "/lib64", "/lib",
+]
+
+
+class NotInstalled(LabError):
+    """A known allocator whose library is not on this machine (a peer not installed, vam not built)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Allocator:
+    """One allocator a program can run on.
+
+    name     short name used in tables and files ("glibc", "jemalloc", ...,
+             "vam@VAM_ORDER=fifo" for a variant)
+    path     shared object to LD_PRELOAD, or None for the system allocator
+    version  best-effort version string ("unknown" when it cannot be told)
+    env      (VAR, VALUE) pairs set for every run on it: a variant of an
+             allocator with its options changed (find: "vam@VAM_ORDER=fifo")
+    """
+
+    name: str
+    path: str | None
+    version: str
+    env: tuple = ()
+
+    @property
+    def preload(self) -> list[str]:
+        return [self.path] if self.path else []
+
+    @property
+    def environ(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+# A variant: an allocator's name or path, then "@VAR=VALUE" once per option.
+_VARIANT = re.compile(r"^(?P<base>[^@]+?)(?P<opts>(?:@[^@=]*=[^@]*)+)$")
+_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Set by the lab itself for every run: a variant may not change them.
+_RESERVED = ("LD_PRELOAD", "LITTER_", "ALLOCLAB_")
+
+
+def _variant(key: str) -> Allocator | None:
+    """The allocator variant written BASE@VAR=VALUE[@VAR=VALUE...], or None if
+    key has no "@"; raises LabError for a malformed or reserved option."""
+    if "@" not in key:
+        return None
+    m = _VARIANT.match(key)
+    if not m:
+        raise LabError(f"allocator variant {key!r}: expected NAME@VAR=VALUE[@VAR=VALUE...], "
+                       "e.g. vam@VAM_ORDER=fifo")
+    pairs = []
+    for opt in m.group("opts")[1:].split("@"):
+        var, value = opt.split("=", 1)
+        if not _VAR_NAME.match(var):
+            raise LabError(f"allocator variant {key!r}: {var!r} is not an environment variable name")
+        if var == "LD_PRELOAD" or var.startswith(_RESERVED[1:]):
+            raise LabError(f"allocator variant {key!r}: {var} is set by the lab itself")
+        if var in dict(pairs):
+            raise LabError(f"allocator variant {key!r}: {var} given twice")
+        pairs.append((var, value))
+    base = find(m.group("base"))
+    if base.env:
+        raise LabError(f"allocator variant {key!r}: its base is a variant already")
+    suffix = "".join(f"@{v}={x}" for v, x in pairs)
+    return Allocator(base.name + suffix, base.path, base.version, tuple(pairs))
+
+
+def lab_libdir() -> str | None:
+    """The directory holding liballoclab_profile.so, or None."""
+    p = paths.find("liballoclab_profile.so")
+    return os.path.dirname(p) if p else None
+
+
+def shim(kind: str) -> str:
+    """Absolute path of liballoclab_<kind>.so (kind: "profile" or "litter")."""
+    name = f"liballoclab_{kind}.so"
+    p = paths.find(name)
+    if p:
+        return p
+    raise LabError(f"{name} not found ({paths.describe()})")
+
+
+@functools.lru_cache(maxsize=1)
+def _ldconfig() -> dict[str, str]:
+    """soname -> path from `ldconfig -p` (empty when ldconfig is unavailable)."""
+    out = {}
+    for exe in ("ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"):
+        try:
+            text = subprocess.run([exe, "-p"], capture_output=True, text=True, check=False).stdout
+        except OSError:
+            continue
+        for line in text.splitlines():
+            m = re.match(r"\s*(\S+) \(([^)]*)\) => (\S+)", line)
+            if m and ("x86-64" in m.group(2) or "64bit" in m.group(2) or "AArch64" in m.group(2)
+                      or m.group(1) not in out):
+                out.setdefault(m.group(1), m.group(3))
+        break
+    return out
+
+
+def _locate(sonames: list[str]) -> str | None:
+    table = _ldconfig()
+    for so in sonames:
+        if so in table and os.path.exists(table[so]):
+            return table[so]
+        for d in SYSTEM_LIBDIRS:
+            p = os.path.join(d, so)
+            if os.path.exists(p):
+                return p
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _package_version(path: str) -> str | None:
+    """Debian package version owning path, or None."""
+    candidates = {path, os.path.realpath(path)}
+    for c in list(candidates):  # /lib is a symlink to /usr/lib on merged-/usr systems
+        if c.startswith("/lib/"):
+            candidates.add("/usr" + c)
+    for c in candidates:
+        try:
+            r = subprocess.run(["dpkg-query", "-S", c], capture_output=True, text=True, check=False)
+        except OSError:
+            return None
+        if r.returncode == 0 and ":" in r.stdout:
+            pkg = r.stdout.split(": ")[0].split(",")[0].strip()
+            v = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
+                               capture_output=True, text=True, check=False)
+            if v.returncode == 0 and v.stdout.strip():
+                return f"{v.stdout.strip()} ({pkg.split(':')[0]})"
+    return None
+
+
+def _version_of(path: str) -> str:
+    v = _package_version(path)
+    if v:
+        return v
+    m = re.search(r"\.so\.([\d.]+)$", os.path.realpath(path))
+    return m.group(1) if m else "unknown"
+
+
+def glibc_version() -> str:
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") or "unknown"
+    except (ValueError, OSError):
+        return "unknown"
+
+
+def _vam_path() -> str | None:
+    return paths.find("libvam.so")
+
+
+def find(name: str) -> Allocator:
+    """The allocator called `name` ("glibc", a peer, "vam") or at path `name`;
+    NAME@VAR=VALUE[@VAR=VALUE...] is that allocator with those variables set
+    for its runs (a variant: "vam@VAM_ORDER=fifo").
+
+    Raises NotInstalled (a LabError) when a known allocator's library is not on this machine,
+    LabError when the name is unknown or the path is not a shared object.
+    """
+    key = name.strip()
+    variant = _variant(key)
+    if variant is not None:
+        return variant
+    low = key.lower()
+    if low in ("glibc", "system", "libc"):
+        return Allocator("glibc", None, glibc_version())
+    if low in PEERS:
+        path = _locate(PEERS[low])
+        if not path:
+            raise NotInstalled(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
+        return Allocator(low, path, _version_of(path))
+    if low == "vam":
+        p = _vam_path()
+        if p:
+            st = os.stat(p)
+            built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
+            return Allocator("vam", p, f"alloclab build of {built} UTC")
+        raise NotInstalled(f"allocator 'vam' is not built: libvam.so not found ({paths.describe()})")
+    if "/" in key or key.endswith(".so") or ".so." in key:
+        if not os.path.isfile(key):
+            raise LabError(f"allocator library {key!r} does not exist")
+        with open(key, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                raise LabError(f"allocator library {key!r} is not a shared object (ELF)")
+        base = os.path.basename(key)
+        short = re.sub(r"^lib", "", re.sub(r"\.so(\..*)?$", "", base)) or base
+        return Allocator(short, os.path.abspath(key), _version_of(key))
+    raise LabError(f"unknown allocator {name!r}; known: {', '.join(KNOWN)}, or a path to a .so")
+
+
+def from_build(found: list[Allocator], text: str | None, libvam: str) -> list[Allocator]:
+    """`found` (parsed from `text`, the --allocators of a bench script) with vam
+    and its variants, where named ("vam", "vam@VAR=...") rather than given as a
+    path, taken from the build tree's libvam.so when it exists."""
+    named = {t.strip().lower().split("@")[0] for t in text.split(",")} if text else {"vam"}
+    if "vam" not in named or not os.path.exists(libvam):
+        return list(found)
+    return [dataclasses.replace(a, path=libvam) if a.name.split("@")[0] == "vam" else a for a in found]
+
+
+def available(names=None, missing: list | None = None) -> list[Allocator]:
+    """The allocators of NAMES (default KNOWN) present on this machine, in that order; why each
+    missing one is missing is appended to MISSING when given."""
+    out = []
+    for n in KNOWN if names is None else names:
+        try:
+            out.append(find(n))
+        except LabError as e:
+            if missing is not None:
+                missing.append(f"{n}: {e}")
+    return out
+
+
+def find_many(text: str) -> list[Allocator]:
+    """Comma-separated names or .so paths, or variants (NAME@VAR=VALUE: find), each resolved by
+    find(); "all" means every allocator found here. LabError for none, an unknown one, or one twice."""
+    names = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not names:
+        raise LabError("no allocator given")
+    if [n.lower() for n in names] == ["all"]:
+        found = available()
+        if not found:
+            raise LabError("no allocator found on this machine")
+        return found
+    out = [find(n) for n in names]
+    seen = set()
+    for a in out:
+        if a.name in seen:
+            raise LabError(f"allocator {a.name!r} given twice")
+        seen.add(a.name)
+    return out

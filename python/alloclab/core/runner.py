@@ -1,0 +1,273 @@
+"""Running one program and measuring it: the lab's one way to start a program.
+
+Every run of the lab (timed, profiled, littered, under cachegrind, callgrind
+or the memory tool) goes through :func:`run`, and every LD_PRELOAD it sets
+is written by :func:`child_env` (or, identically, by the alloclab-exec
+launcher from the same list).
+
+Each run is a fresh child (its own process group), reaped with os.wait4 so
+user/sys CPU time and peak RSS are the child's own (ru_maxrss is the maximum
+over the child and the descendants it waited for). Wall time is measured
+around start and reaping with time.perf_counter.
+
+API::
+
+    run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None,
+        cwd=None, unset=(), direct=False) -> RunResult
+    check_command(cmd)                       # raises LabError when cmd[0] cannot run
+    child_env(preload=(), env=None, base=None, unset=()) -> dict
+    run_prepare(command, timeout, what)      # a hook's shell command (--setup, --prepare, --cleanup)
+    file_sha256(path) -> str
+    STATUSES = ("ok", "failed", "timeout", "crashed")
+
+stdout/stderr: None captures to a temporary file (stdout is hashed, the tail
+of stderr kept), "inherit" passes the terminal through, or an open file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+from alloclab import LabError
+from alloclab.core import paths
+
+STATUSES = ("ok", "failed", "timeout", "crashed")
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one run did.
+
+    status: "ok" (exit 0), "failed" (non-zero exit), "timeout" (killed after
+    the time limit) or "crashed" (ended by a signal it did not survive).
+    pid: the process started (the program itself when run directly).
+    """
+
+    wall_s: float
+    user_s: float
+    sys_s: float
+    max_rss_kb: int
+    exit_code: int | None
+    signal: int | None
+    status: str
+    stdout_sha256: str | None
+    stderr_tail: str = ""
+    pid: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def exit_status(self) -> int:
+        """The status a shell would report: the exit code, or 128 + the signal."""
+        return self.exit_code if self.exit_code is not None else 128 + (self.signal or 0)
+
+
+def check_command(cmd: list[str]) -> None:
+    """Raise LabError unless cmd names a program that exists and can run."""
+    if not cmd:
+        raise LabError("no command given (put it after --)")
+    prog = cmd[0]
+    if "/" in prog:
+        if not os.path.exists(prog):
+            raise LabError(f"program {prog!r} does not exist")
+        if not os.access(prog, os.X_OK) or os.path.isdir(prog):
+            raise LabError(f"program {prog!r} is not executable")
+    elif shutil.which(prog) is None:
+        raise LabError(f"program {prog!r} not found in PATH")
+
+
+def child_env(preload=(), env=None, base=None, unset=()) -> dict[str, str]:
+    """base (default os.environ) minus `unset` + env, with `preload` in front of LD_PRELOAD."""
+    e = dict(os.environ if base is None else base)
+    for k in unset:
+        e.pop(k, None)
+    if env:
+        e.update({k: str(v) for k, v in env.items()})
+    libs = [p for p in preload if p]
+    if libs:
+        old = e.get("LD_PRELOAD", "")
+        e["LD_PRELOAD"] = " ".join(libs + ([old] if old else []))
+    return e
+
+
+def exec_helper() -> str | None:
+    """Path of the alloclab-exec launcher (see src/lab/exec.c), or None."""
+    return paths.find("alloclab-exec", executable=True)
+
+
+def _tail(path: str, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL a run's process group (its own session): on timeout, on ^C, and after it ends, so
+    nothing it started lives on. Best effort: the group may be gone already."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclasses.dataclass
+class _Launch:
+    """How one run is started: through the launcher (which measures the program alone) or directly."""
+
+    argv: list
+    env: dict
+    result_file: str | None   # the launcher's measurements, when it is used
+
+
+def _launch(cmd, preload, env, unset, direct: bool, tmp: str) -> _Launch:
+    libs = [p for p in preload if p]
+    helper = None if direct else exec_helper()
+    if helper is None:
+        return _Launch(list(cmd), child_env(libs, env, unset=unset), None)
+    result = os.path.join(tmp, "result")
+    argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + [result, "--", *cmd]
+    return _Launch(argv, child_env((), env, unset=unset), result)
+
+
+def _wait(proc, timeout) -> tuple[int, object, float, bool]:
+    """Reap proc (killing its group after `timeout` s): (wait status, rusage, wall s, timed out).
+    A KeyboardInterrupt kills and reaps the child, and is re-raised."""
+    killed = threading.Event()
+    start = time.perf_counter()
+    timer = None
+    if timeout:
+        def kill():
+            killed.set()
+            _kill_group(proc.pid)
+        timer = threading.Timer(timeout, kill)
+        timer.daemon = True
+        timer.start()
+    try:
+        while True:
+            try:
+                _, status, ru = os.wait4(proc.pid, 0)
+                break
+            except InterruptedError:
+                continue
+    except KeyboardInterrupt:
+        _kill_group(proc.pid)
+        try:
+            os.wait4(proc.pid, 0)
+        except ChildProcessError:
+            pass
+        proc.returncode = -9
+        raise
+    finally:
+        if timer:
+            timer.cancel()
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    _kill_group(proc.pid)  # reap anything the program left behind in its group (best effort)
+    return status, ru, wall, killed.is_set()
+
+
+def _measured(result_file: str | None, code, sig, wall, user, system, rss):
+    """The program's own numbers: the launcher's (when it ran and wrote them), else the child's."""
+    if result_file is None:
+        return code, sig, wall, user, system, rss
+    measured = None
+    if code == 0:
+        try:
+            with open(result_file, encoding="ascii") as f:
+                measured = [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            measured = None
+    if measured and len(measured) == 6:
+        c, sg, wall_ns, user_us, sys_us, rss = measured
+        code, sig = (c, None) if c >= 0 else (None, sg)
+        return code, sig, wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss
+    if sig is None:
+        code = 125 if code == 0 else code  # the launcher itself failed
+    return code, sig, wall, user, system, rss
+
+
+def _state(code, sig, timed_out: bool) -> str:
+    if timed_out:
+        return "timeout"
+    if sig is not None:
+        return "crashed"
+    return "ok" if code == 0 else "failed"
+
+
+def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cwd=None,
+        unset=(), direct: bool = False) -> RunResult:
+    """Run cmd once in a fresh child; see the module docstring.
+
+    The child is started through the alloclab-exec launcher when it is built
+    (so its peak RSS does not include the Python interpreter's, which Linux
+    would otherwise carry across exec), unless `direct` (then the process
+    started is the program, and RunResult.pid is its pid); else directly,
+    with that caveat. A KeyboardInterrupt while waiting kills the child's
+    process group, reaps it, and is re-raised.
+    """
+    check_command(cmd)
+    with tempfile.TemporaryDirectory(prefix="alloclab-run-") as tmp:
+        how = _launch(cmd, preload, env, unset, direct, tmp)
+        out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+        out_f = open(out_path, "wb") if stdout is None else None
+        err_f = open(err_path, "wb") if stderr is None else None
+        try:
+            so = out_f if stdout is None else (None if stdout == "inherit" else stdout)
+            se = err_f if stderr is None else (None if stderr == "inherit" else stderr)
+            try:
+                proc = subprocess.Popen(how.argv, env=how.env, stdout=so, stderr=se, cwd=cwd,
+                                        start_new_session=True, close_fds=True)
+            except OSError as e:
+                raise LabError(f"cannot run {cmd[0]!r}: {e.strerror or e}") from None
+            status, ru, wall, timed_out = _wait(proc, timeout)
+        finally:
+            if out_f:
+                out_f.close()
+            if err_f:
+                err_f.close()
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        code, sig, wall, user, system, rss = _measured(how.result_file, code, sig, wall, ru.ru_utime,
+                                                       ru.ru_stime, int(ru.ru_maxrss))
+        return RunResult(wall_s=wall, user_s=user, sys_s=system, max_rss_kb=rss, exit_code=code, signal=sig,
+                         status=_state(code, sig, timed_out),
+                         stdout_sha256=file_sha256(out_path) if stdout is None else None,
+                         stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid)
+
+
+def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:
+    """Run a hook's shell command (--setup, --prepare, --cleanup; not timed); LabError when it
+    fails or exceeds the timeout."""
+    try:
+        r = subprocess.run(["sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise LabError(f"the {what} command {command!r} did not finish within {timeout:g} s") from None
+    if r.returncode != 0:
+        tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        raise LabError(f"the {what} command {command!r} failed with status {r.returncode}"
+                       + (f": {tail[0][:200]}" if tail[0] else ""))

@@ -1,0 +1,47 @@
+"""The study's files: findings.json and verdicts.json (core.results.findings), verdicts.md
+and report.html; and the report drawn again from them without running anything.
+
+API::
+
+    write_outputs(findings, outdir) -> str   # the report's path
+    rerender(outdir) -> str                  # report.html again from DIR's files
+"""
+
+from __future__ import annotations
+
+import os
+
+from alloclab.core.results.findings import read_findings, write_findings
+from alloclab.experiments.study import analysis
+from alloclab.experiments.study.report import write_report
+from alloclab.experiments.study.run import RESULTS, read_results
+from alloclab.experiments.study.text import verdicts_markdown
+from alloclab.experiments.study.verdicts.rules import LEVEL
+
+SPREAD = (f"the interval of order statistics that holds the median of the repeats (each with its own "
+          f"littering seed) with probability at least {LEVEL}; exact for deterministic instruments")
+
+
+def write_outputs(findings, outdir: str) -> str:
+    """findings.json, verdicts.json, verdicts.md and report.html of FINDINGS; the report's path."""
+    write_findings(findings, outdir, SPREAD, LEVEL)
+    with open(os.path.join(outdir, "verdicts.md"), "w") as f:
+        f.write(verdicts_markdown(findings.verdicts))
+    return write_report(findings, outdir)
+
+
+def rerender(outdir: str) -> str:
+    """Write DIR's report again without running anything. The tables and verdicts are
+    computed again from DIR/results.csv and the measurements saved in DIR/findings.json,
+    so a report re-rendered by a later alloclab applies its rules to the same data; without
+    results.csv the saved findings are rendered as they are."""
+    saved = read_findings(os.path.join(outdir, "findings.json"))
+    if not os.path.exists(os.path.join(outdir, RESULTS)):
+        return write_report(saved, outdir)
+    t = saved.tables
+    extra = analysis.Extra(memory=t.get("memory"), weights=t.get("weights"), cache=t.get("cache"),
+                           footprints=t.get("server_footprint"), profiles=t.get("alloc_stats"))
+    fresh = analysis.analyse(read_results(outdir), extra, saved.meta.get("allocators") or [],
+                             saved.meta.get("advs") or [0])
+    fresh.meta = saved.meta
+    return write_outputs(fresh, outdir)

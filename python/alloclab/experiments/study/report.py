@@ -1,0 +1,102 @@
+"""The study's HTML page (present/templates/study.html.j2): the papers' scorecard first,
+then the evidence (sections.py), then the ablation (ablation_section.py) when there is one.
+
+It reads only the findings (findings.json), so `alloclab report DIR` can draw
+it again without running anything. Plots show medians with min-max whiskers
+over the repeats and say n; a value that was not measured is marked "n/a" on
+the axis, never drawn as a zero bar.
+
+API::
+
+    context(findings, outdir) -> dict       # what study.html.j2 shows
+    write_report(findings, outdir) -> str   # DIR/report.html
+"""
+
+from __future__ import annotations
+
+from alloclab.core.results.findings import Findings
+from alloclab.experiments.study.ablation_section import ablation_section
+from alloclab.experiments.study.blocks import number, p
+from alloclab.experiments.study.plan import MODES
+from alloclab.experiments.study.sections import evidence
+from alloclab.experiments.study.verdicts.claims import show
+from alloclab.experiments.study.verdicts.rules import LEVEL
+from alloclab.present.html import machine_facts, write_page
+
+
+def _verdict_rows(vs) -> list[dict]:
+    rows = []
+    for v in vs:
+        if v.n:
+            meas = show(v.measured, v.unit)
+            spread = f"{show(v.low, v.unit)} – {show(v.high, v.unit)}"
+        else:
+            meas, spread = "–", "–"
+        rows.append({"paper": v.paper, "claim": v.claim, "paper_value": v.paper_value, "measured": meas,
+                     "spread": spread, "n": v.n, "verdict": v.verdict, "what": v.what,
+                     "rule": (v.rule.rstrip(".") + f". Interval: {v.spread}." if v.n and v.spread else v.rule),
+                     "notes": " ".join(x for x in (v.note, v.weight_note) if x)})
+    return rows
+
+
+def _command(meta: dict) -> str:
+    """The study's command as far as the findings tell it: its mode, and -r N when the runs per
+    cell were not the mode's."""
+    mode = meta.get("mode")
+    cmd = "alloclab study" + {"quick": " --quick", "full": " --full"}.get(mode, "")
+    repeat = meta.get("repeat")
+    if mode in MODES and repeat is not None and repeat != MODES[mode]["repeat"]:
+        cmd += f" -r {repeat}"
+    return cmd
+
+
+def _headline(vs) -> str:
+    counts = {}
+    for v in vs:
+        counts[v.verdict] = counts.get(v.verdict, 0) + 1
+    order = ("confirmed", "stronger", "weaker", "refuted", "inconclusive")
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    return (f"Of {len(vs)} claims of the three papers tested on this machine: " + ", ".join(parts) + "."
+            if vs else "No claim could be tested: no run succeeded.")
+
+
+def _verdicts(vs) -> dict:
+    return {"id": "verdicts", "title": "The papers' claims", "blocks": [
+        p("Each row is computed from this run. A measurement is one value per repeat (each repeat "
+          f"littered with its own seed, so it samples heap layouts); its spread is the interval that holds "
+          f"the values' median with probability at least {LEVEL:.2f} whatever their distribution "
+          "(min–max of three to five repeats, the second from each end of six to eight, narrower with "
+          "more); deterministic instruments give one exact value. A spread that straddles the paper's "
+          "threshold is inconclusive, and so is a timed claim with fewer than three repeats. Times for the 2026 "
+          "claims are measured inside the process from the end of littering to exit, as the paper's "
+          "litterer does; the 2002 and 2005 claims use the wall time of clean runs."),
+        {"kind": "verdicts", "rows": _verdict_rows(vs)}]}
+
+
+def context(findings: Findings, outdir: str) -> dict:
+    """What study.html.j2 shows, computed from the findings and, when present,
+    OUTDIR/ablation/ablation.json."""
+    meta = findings.meta
+    vs = findings.verdicts
+    sections = [_verdicts(vs)] + evidence(findings.tables, meta.get("allocators", []))
+    abl = ablation_section(outdir)
+    if abl:
+        sections.append(abl)
+    return {
+        "title": "alloclab study", "heading": "alloclab study: the papers' claims on this machine",
+        "headline": _headline(vs),
+        "command": _command(meta),
+        "sections": sections,
+        "allocators": {"head": ["allocator", "version", "path"], "scroll": True,
+                       "rows": [[a["name"], a.get("version"), a.get("path") or "(the C library)"]
+                                for a in meta.get("allocator_info", [])]},
+        "mode": meta.get("mode"), "advs": ", ".join("Adv_%d" % a for a in meta.get("advs", [])),
+        "repeat": meta.get("repeat"), "seed": meta.get("seed"), "scale": meta.get("scale"),
+        "programs": len(meta.get("programs", [])), "elapsed": number(meta.get("elapsed_s"), "{:.0f}"),
+        "time_measure": meta.get("time_measure", ""), "machine": machine_facts(meta.get("machine", {})),
+        "notes": meta.get("notes", []), "ablation": abl is not None,
+    }
+
+
+def write_report(findings: Findings, outdir: str) -> str:
+    return write_page("study.html.j2", context(findings, outdir), outdir)

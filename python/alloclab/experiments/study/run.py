@@ -1,0 +1,209 @@
+"""Running the study (a Plan): every program's matrix, then the other instruments, then the
+analysis; each run appended to DIR/results.csv as it ends.
+
+The experiment's invariants (the papers' method):
+  - one heap profile per program, taken from its naive variant on glibc, and
+    every variant and allocator of that program littered with it (2026 §3);
+    each row records the sha256 of the profile that littered it;
+  - the 2026 paper's taxonomy (experiments/workloads.py): each question takes
+    the kinds its figure takes (RQ3: region and hybrid);
+  - each repeat litters with its own seed, shared by the variants of a
+    program, so spreads include the heap layout's variance;
+  - littering time is not program time: 2026 verdicts use the in-process time
+    from the end of littering to exit, as the paper's litterer measures.
+
+API::
+
+    run_study(plan, progress=sys.stderr) -> Findings     # .meta["interrupted"] when cut short
+    read_results(outdir) -> list[StudyRow]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import time
+
+from alloclab import LabError
+from alloclab.core import machine
+from alloclab.core.levels import Cell, Level
+from alloclab.core.results.findings import FORMAT, Findings
+from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
+from alloclab.experiments.ablation import plan as ablation_plan
+from alloclab.experiments.ablation import run as ablation_run
+from alloclab.experiments.compare.plan import ComparePlan
+from alloclab.experiments.compare.run import run_matrix
+from alloclab.experiments.study import analysis, instruments
+from alloclab.experiments.study.plan import Plan
+from alloclab.experiments.study.programs import Program
+from alloclab.measure import profile as profiling
+
+RESULTS = "results.csv"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
+
+
+def _sayer(progress):
+    return (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
+
+
+class StudyInterrupted(Exception):
+    def __init__(self, rows):
+        super().__init__("interrupted")
+        self.rows = rows
+
+
+def profile_workload(naive: Program, outdir: str, timeout: float, say) -> str:
+    """Profile a program once, from its naive variant on glibc: the profile
+    that litters every variant and allocator of it (2026 §3)."""
+    path = os.path.join(outdir, "profiles", f"{_slug(naive.workload)}.json")
+    say(f"== study profile {naive.workload} (from {naive.name})")
+    prof = profiling.run_profile(naive.cmd, out=path, timeout=timeout, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+    if prof.run["status"] != "ok":
+        raise LabError(f"profiling {naive.name} ended with status {prof.run['status']}")
+    return path
+
+
+def _matrix(p: Plan, prog: Program, profile_path: str | None, timeout: float) -> ComparePlan:
+    glibc = [a for a in p.allocators if a.name == "glibc"]
+    allocs = glibc if prog.clean_only else p.allocators
+    levels = [Level.ADV_0] if (prog.clean_only or profile_path is None) else p.advs
+    return ComparePlan(prog.cmd, allocs, levels, Cell("glibc", min(levels)), runs=p.repeat,
+                       warmup=int(p.warmup), outdir=os.path.join(p.outdir, "runs", _slug(prog.name)),
+                       timeout=timeout, cache="off", profile=profile_path if any(levels) else None, seed=p.seed,
+                       report=False)
+
+
+def _note_matrix(p: Plan, prog: Program, summary) -> None:
+    bad = [c for c in summary.cells if c.ok == 0]
+    if bad:
+        p.notes.append(f"{prog.name}: no successful run in " + ", ".join(c.name for c in bad))
+    if summary.stdout_differs:
+        p.notes.append(f"{prog.name}: stdout differed between runs")
+
+
+def _run_program(p: Plan, prog: Program, profile_path, timeout, progress, writer, rows) -> bool:
+    """One program's matrix into ROWS and the study's CSV; False when it could not run."""
+    cp = _matrix(p, prog, profile_path, timeout)
+    try:
+        summary = run_matrix(cp, progress=progress)
+    except LabError as e:
+        p.notes.append(f"{prog.name}: {e}")
+        return False
+    for r in read_rows(os.path.join(cp.outdir, RESULTS)):
+        row = StudyRow.of(r, program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
+                          origin=prog.origin)
+        rows.append(row)
+        writer.write(row)
+    if summary.meta.interrupted:
+        p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
+        raise StudyInterrupted(rows)
+    _note_matrix(p, prog, summary)
+    return True
+
+
+def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
+    """Profile each program once, run the matrix of every variant with that
+    profile, and append every run to DIR/results.csv as it ends."""
+    say = _sayer(progress)
+    rows: list = []
+    littered = any(lv.littered for lv in p.advs)
+    with open(os.path.join(p.outdir, RESULTS), "w", newline="") as f:
+        writer = RowWriter(f, StudyRow)
+        done = 0
+        for workload, progs in p.groups().items():
+            naive = next((q for q in progs if q.variant in ("malloc", "real")), progs[0])
+            profile_path = None
+            if littered:
+                try:
+                    profile_path = profile_workload(naive, p.outdir, timeout, say)
+                except LabError as e:
+                    p.notes.append(f"{workload}: no profile ({e}); only its clean runs were made")
+            for prog in progs:
+                done += 1
+                say(f"== study [{done}/{len(p.programs)}] {prog.name}")
+                _run_program(p, prog, profile_path, timeout, progress, writer, rows)
+                f.flush()
+    return rows
+
+
+def read_results(outdir: str) -> list[StudyRow]:
+    return read_rows(os.path.join(outdir, RESULTS), StudyRow)
+
+
+def run_ablation(p: Plan, progress) -> str | None:
+    """Vam's design switches one at a time (experiments/ablation) into DIR/ablation/; the path
+    of its ablation.json relative to DIR, or None (with a note) when it could not run."""
+    vam = next((a for a in p.allocators if a.name == "vam"), None)
+    if vam is None:
+        p.notes.append("vam is not among the allocators: the ablation was not run")
+        return None
+    sub = os.path.join(p.outdir, "ablation")
+    try:
+        ap = ablation_plan.plan("full" if p.mode == "full" else "default", sub, vam,
+                                command=["alloclab", "study", f"--{p.mode}", "--ablation"])
+        ablation_run.write(ablation_run.run_ablation(ap, progress), sub)
+    except LabError as e:
+        p.notes.append(f"ablation: {e}")
+        return None
+    return os.path.join("ablation", "ablation.json")
+
+
+def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
+    say = _sayer(progress)
+    rows = run_programs(p, progress)
+    extra.footprints = instruments.server_footprints(p)
+    extra.weights = instruments.weights(p, say)
+    extra.cache = instruments.locality(p, say)
+    extra.memory = instruments.memory_over_time(p, say)
+    if p.ablation:
+        extra.ablation = run_ablation(p, progress)
+    return rows
+
+
+def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool) -> dict:
+    return {
+        "format_version": FORMAT.version, "mode": p.mode, "allocators": p.allocator_names,
+        "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
+        "advs": [int(lv) for lv in p.advs], "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale,
+        "seed": p.seed, "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed,
+        "notes": p.notes, "interrupted": interrupted, "machine": machine.machine_info(),
+        "ablation": extra.ablation,
+        "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
+                        "2002 and 2005 claims: wall time of clean runs",
+    }
+
+
+def run_study(p: Plan, progress=sys.stderr) -> Findings:
+    """Run the plan; its findings (tables, verdicts, meta), for outputs.write_outputs."""
+    start = time.monotonic()
+    os.makedirs(p.outdir, exist_ok=True)
+    say = _sayer(progress)
+    say(f"study ({p.mode}): {len(p.programs)} programs x {len(p.allocators)} allocators x "
+        f"{len(p.advs)} littering levels x {p.repeat} run(s) (clean-only variants: glibc, Adv_0)")
+    for n in p.notes:
+        say(f"note: {n}")
+    interrupted = False
+    rows: list = []
+    extra = analysis.Extra()
+    try:
+        rows = _measure(p, progress, extra)
+    except StudyInterrupted as e:
+        interrupted, rows = True, e.rows
+    except KeyboardInterrupt:
+        interrupted = True
+        p.notes.append("interrupted: the report covers what was measured before the interruption")
+        try:
+            rows = read_results(p.outdir)
+        except LabError:
+            rows = []
+    extra.profiles = analysis.collect_profiles(p.outdir)
+    findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs])
+    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted)
+    return findings

@@ -1,0 +1,293 @@
+"""The papers' claims: for each, the number a paper reports, the rule that judges it
+(rules.py) and how the same number is measured here (on data.py's StudyData).
+
+API::
+
+    Claim, CLAIMS                              # every claim the study can test
+    evaluate(data, claims=CLAIMS) -> list[Verdict]   # one verdict per claim, inconclusive without data
+    show(value, unit) -> str                   # a measured value as the reports print it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable
+
+from alloclab import stats
+from alloclab.core.results.findings import Verdict
+from alloclab.experiments.study.verdicts.data import (StudyData, best_allocator, gain, geo_effect, paired,
+                                                      per_repeat, slowdown)
+from alloclab.experiments.study.verdicts.rules import LEVEL, AtLeast, AtMost, Band, around, judge, spread_words
+from alloclab.experiments.workloads import PAPER_TABLE3
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    claim: str
+    paper_value: str
+    rule: object
+    measure: Callable          # StudyData -> (values, what was measured, exact)
+    unit: str = "%"            # "%": an effect (a fraction, shown as a percentage); "x": a plain ratio
+    weigh_as: tuple = ()       # (workload, paper program) where the claim's program is not the catalog's row
+
+
+def _m_rq1_boxed(d):
+    return gain(d, "boxed_sim", "custom", "malloc", "mimalloc", 0), \
+        "boxed_sim on mimalloc, Adv_0: naive time / custom time - 1", False
+
+
+def _m_rq1_micro(alloc):
+    def m(d):
+        return gain(d, "freelist_micro", "custom", "malloc", alloc, 0), \
+            f"freelist_micro on {alloc}, Adv_0: naive time / free-list time - 1", False
+    return m
+
+
+def _region_like(d):
+    return [w for w in d.workloads("region", "hybrid") if w not in d.partial]
+
+
+def _m_rq2_gap(d):
+    ws = _region_like(d)
+    best = best_allocator(d, ws)
+    if not best:
+        return [], "no allocator ran every region workload", False
+    vals = per_repeat([gain(d, w, "custom", "malloc", best, 0) for w in ws], max)
+    return vals, f"largest gain of custom regions over naive, over {', '.join(ws)}, on the best allocator ({best}), Adv_0", False
+
+
+def _m_rq2_one(workload, label):
+    def m(d):
+        best = best_allocator(d, _region_like(d))
+        if not best:
+            return [], "no best allocator", False
+        return gain(d, workload, "custom", "malloc", best, 0), \
+            f"{workload} ({label}) on the best allocator ({best}), Adv_0: naive / custom - 1", False
+    return m
+
+
+def _m_rq2_2002(d):
+    ws = _region_like(d)
+    vals = per_repeat([gain(d, w, "custom", "malloc", "glibc", 0, metric="wall_s") for w in ws], max)
+    return vals, f"largest gain of custom regions over naive on glibc (wall time), over {', '.join(ws)}", False
+
+
+def _m_rq3_naive(workload, alloc, label):
+    def m(d):
+        return slowdown(d, workload, "malloc", alloc, 3), \
+            f"{workload} ({label}) naive on {alloc}: time at Adv_3 / time at Adv_0 - 1", False
+    return m
+
+
+def _m_rq3_resilient(d):
+    ws = _region_like(d)
+    lists = [slowdown(d, w, "custom", a, 3) for w in ws for a in d.allocators()]
+    return per_repeat(lists, max), \
+        f"largest slowdown of the custom variant under Adv_3 over {', '.join(ws)} and every allocator", False
+
+
+def _m_rq3_partial(alloc):
+    def m(d):
+        ws = list(d.partial)
+        if not ws:
+            return [], "no partly-regioned workload", False
+        vals = per_repeat([gain(d, w, "custom", "malloc", alloc, 3) for w in ws], geo_effect)
+        return vals, f"{', '.join(ws)} on {alloc} at Adv_3: naive / custom - 1", False
+    return m
+
+
+def _m_reaps(d):
+    ws = [w for w in d.workloads("region", "hybrid")]
+    lists = [gain(d, w, "custom", "reap", "glibc", 0, metric="wall_s") for w in ws]
+    return per_repeat(lists, geo_effect), \
+        f"reap time / custom time - 1 on glibc, geometric mean over {', '.join(ws)}", False
+
+
+def _m_like(variant, label):
+    def m(d):
+        ws = [w for w in d.workloads("region", "hybrid") if d.times(w, variant, "glibc", 0, "wall_s")]
+        lists = [gain(d, w, "reap", variant, "glibc", 0, metric="wall_s") for w in ws]
+        return per_repeat(lists, geo_effect), \
+            (f"{label} time / reap time - 1 on glibc, clean heap, geometric mean over {', '.join(ws)}"
+             if ws else f"no workload ran with {label}"), False
+    return m
+
+
+def _m_bc(d):
+    fp = d.footprint or {}
+    if not fp.get("custom") or not fp.get("reap"):
+        return [], "server footprint not measured", True
+    return [fp["custom"] / fp["reap"]], \
+        "server (Apache + bc): peak footprint with its pools / with reaps (the workload's accounting)", True
+
+
+def _m_footprint(d):
+    ws = [w for w in d.workloads("region", "hybrid") if w not in d.partial]
+    lists = [paired(d.rss(w, "custom", "glibc", 0), d.rss(w, "reap", "glibc", 0), lambda c, r: c / r - 1.0)
+             for w in ws]
+    return per_repeat(lists, geo_effect), \
+        f"peak RSS with the custom regions / with reaps - 1 on glibc, clean, geometric mean over {', '.join(ws)}", False
+
+
+def _m_gp_perclass(d):
+    ws = d.workloads("per-class")
+    lists = [paired(d.times(w, "malloc", "glibc", 0, "wall_s"), d.times(w, "custom", "glibc", 0, "wall_s"),
+                    lambda n, c: 1.0 if n <= c * 1.05 else 0.0) for w in ws]
+    return per_repeat(lists, lambda xs: sum(xs) / len(xs)), \
+        f"share of per-class workloads ({', '.join(ws)}) where naive glibc is within 5% of the custom allocator", False
+
+
+def _m_drag(d):
+    vals = [x["total_drag"] for x in (d.drag or []) if x.get("variant") in ("malloc", "emulator")
+            and x.get("total_drag")]
+    if not vals:
+        return [], "drag not measured", True
+    return [stats.geomean(vals)], ("geometric mean of the region workloads' total drag with regions (emulated), "
+                                   "small inputs under the exact instrument; a never-touched start-up object "
+                                   "(libstdc++'s exception pool) biases small inputs upward"), True
+
+
+def _m_vam_cache(d):
+    rows = d.cache or []
+    ratios = []
+    for prog in sorted({r["program"] for r in rows}):
+        v = next((r for r in rows if r["program"] == prog and r["allocator"] == "vam"), None)
+        g = next((r for r in rows if r["program"] == prog and r["allocator"] == "glibc"), None)
+        if v and g and v.get("ll_misses") and g.get("ll_misses"):
+            ratios.append(v["ll_misses"] / g["ll_misses"])
+    if not ratios:
+        return [], "cache misses not measured", True
+    return [1.0 - stats.geomean(ratios)], \
+        f"1 - vam LL misses / glibc LL misses (cachegrind), geometric mean over {len(ratios)} programs", True
+
+
+def _m_vam_frag(d):
+    vals = [x["fragmentation"] for x in (d.frag or []) if x.get("allocator") == "vam"
+            and x.get("adv") in ("Adv_0", 0) and x.get("fragmentation")]
+    if not vals:
+        return [], "fragmentation not measured", True
+    scales = sorted({str(x.get("scale")) for x in (d.frag or []) if x.get("scale")})
+    return [max(vals)], ("vam's largest fragmentation (pages in use / live pages), clean heap"
+                         + (f", gp_mix at scale {', '.join(scales)}" if scales else "")), True
+
+
+def _m_vam_time(d):
+    ws = d.workloads("general", "real") + [w for w in d.workloads("per-class", "region", "hybrid")]
+    lists = []
+    for w in ws:
+        a = d.times(w, "malloc", "vam", 0, "wall_s") or d.times(w, "real", "vam", 0, "wall_s")
+        b = d.times(w, "malloc", "glibc", 0, "wall_s") or d.times(w, "real", "glibc", 0, "wall_s")
+        lists.append(paired(b, a, lambda g, v: g / v - 1.0))
+    return per_repeat(lists, geo_effect), \
+        "glibc time / vam time - 1, naive variants and real programs, clean heap, geometric mean", False
+
+
+CLAIMS = (
+    Claim("rq1-boxed-sim", "2026", "Per-class free lists save only 2.3% over naive allocation on mimalloc (boxed-sim)",
+          "2.3%", around(0.023), _m_rq1_boxed),
+    Claim("rq1-micro-glibc", "2026", "Per-class upper bound (16-byte objects, intrusive free list) over glibc",
+          "24%", around(0.24), _m_rq1_micro("glibc")),
+    Claim("rq1-micro-jemalloc", "2026", "Per-class upper bound over jemalloc", "11%", around(0.11),
+          _m_rq1_micro("jemalloc")),
+    Claim("rq1-micro-mimalloc", "2026", "Per-class upper bound over mimalloc", "8%", around(0.08),
+          _m_rq1_micro("mimalloc")),
+    Claim("rq2-gap", "2026", "On the best allocator, regions beat naive allocation by at most 15%", "<= 15%",
+          AtMost(0.15), _m_rq2_gap),
+    Claim("rq2-mudlle", "2026", "mudlle's regions beat naive allocation by 15% on the best allocator", "15%",
+          around(0.15), _m_rq2_one("interp", "mudlle")),
+    Claim("rq2-parser", "2026", "197.parser's allocator beats naive allocation by 7.1% on the best allocator",
+          "7.1%", around(0.071), _m_rq2_one("xalloc_parser", "197.parser")),
+    Claim("rq2-2002", "2002", "Regions beat general-purpose allocation by up to 44% (Lea allocator)", "<= 44%",
+          AtMost(0.44), _m_rq2_2002),
+    Claim("rq3-mudlle-mimalloc", "2026", "Adv_3 slows naive mudlle by 18% on mimalloc", "18%", around(0.18),
+          _m_rq3_naive("interp", "mimalloc", "mudlle")),
+    Claim("rq3-parser-mimalloc", "2026", "Adv_3 slows naive 197.parser by 25% on mimalloc", "25%", around(0.25),
+          _m_rq3_naive("xalloc_parser", "mimalloc", "197.parser")),
+    Claim("rq3-gcc-mimalloc", "2026", "Adv_3 slows naive 176.gcc by 27% on mimalloc", "27%", around(0.27),
+          _m_rq3_naive("compiler", "mimalloc", "176.gcc"), weigh_as=(("compiler", "176.gcc"),)),
+    Claim("rq3-mudlle-glibc", "2026", "Adv_3 slows naive mudlle more than 2x on glibc", "> 2x (+100%)",
+          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle")),
+    Claim("rq3-parser-glibc", "2026", "Adv_3 slows naive 197.parser more than 2x on glibc", "> 2x (+100%)",
+          AtLeast(1.0), _m_rq3_naive("xalloc_parser", "glibc", "197.parser")),
+    Claim("rq3-resilient", "2026", "Region and hybrid allocators are unaffected by littering (Adv_3)",
+          "~0% (taken as <= 5%)", AtMost(0.05), _m_rq3_resilient),
+    Claim("rq3-partial-mimalloc", "2026", "A partly-regioned program (Clang) still gains 3.2% at Adv_3 on mimalloc",
+          "3.2%", around(0.032), _m_rq3_partial("mimalloc")),
+    Claim("rq3-partial-glibc", "2026", "A partly-regioned program (Clang) still gains 9.4% at Adv_3 on glibc",
+          "9.4%", around(0.094), _m_rq3_partial("glibc")),
+    Claim("reaps-vs-regions", "2002", "Reaps cost 0-8% against the programs' own regions", "<= 8%",
+          AtMost(0.08), _m_reaps),
+    Claim("reaps-vs-talloc", "2002", "Reaps are the fastest regions-with-free (Windows Heaps 68-100% slower)",
+          "others slower", AtLeast(0.0), _m_like("talloc", "talloc")),
+    Claim("reaps-vs-apr", "2002", "Reaps beat other region allocators (Vmalloc 43%-4x slower)", "others slower",
+          AtLeast(0.0), _m_like("apr", "APR pools")),
+    Claim("reaps-vs-pmr", "2002", "Reaps beat other region allocators (C++ pmr pools, today's equivalent)",
+          "others slower", AtLeast(0.0), _m_like("pmr", "std::pmr")),
+    Claim("regions-footprint", "2002", "Regions raise peak footprint 6-63% (average 23%) (Table 4)", "6-63%",
+          Band(0.06, 0.63), _m_footprint),
+    Claim("bc-footprint", "2002", "Apache's bc module: pools hold 7.4 MB where reaps hold 240 KB", "31x",
+          around(7.4e6 / 240e3), _m_bc, unit="x"),
+    Claim("gp-matches-perclass", "2002", "A general-purpose allocator (Lea) matches most per-class allocators",
+          "most (> 50%)", AtLeast(0.5, strict=True), _m_gp_perclass),
+    Claim("drag-regions", "2002", "Programs with regions show drag (176.gcc 1.16, mudlle 1.23, lcc 3.34)",
+          "1.16-3.34", Band(1.16, 3.34, null=1.0), _m_drag, unit="x"),
+    Claim("vam-locality", "2005", "Vam has fewer cache misses than DLmalloc (L2, on average)", "-39%",
+          around(0.39), _m_vam_cache),
+    Claim("vam-frag", "2005", "Vam keeps fragmentation low (pages in use / live pages)", "< 1.1",
+          AtMost(1.1), _m_vam_frag, unit="x"),
+    Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time),
+)
+
+
+def show(value, unit: str) -> str:
+    """A measured value as the reports print it: effects as signed percentages."""
+    if value is None:
+        return "–"
+    return f"{value * 100:+.1f}%" if unit == "%" else f"{value:.3g}"
+
+
+def _mentions(text: str, word: str) -> bool:
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(word) + r"(?![A-Za-z0-9_])", text) is not None
+
+
+def _weight_note(c: Claim, d: StudyData, what: str) -> str | None:
+    """Which workloads the measurement draws on whose memory-operations share is outside 1.5x of
+    their paper program's, in words; None when there is none."""
+    off = [w for w, m in sorted((d.memops or {}).items())
+           if m.get("within_band") is False and _mentions(what, w) and w not in dict(c.weigh_as)]
+    for w, prog in c.weigh_as:
+        share = ((d.memops or {}).get(w) or {}).get("memops_share")
+        paper = (PAPER_TABLE3.get(prog) or {}).get("memops_share")
+        if share and paper and not (1 / 1.5 <= share / paper <= 1.5):
+            off.append(f"{w} ({share * 100:.1f}% against {prog}'s {paper * 100:.1f}%)")
+    if not off:
+        return None
+    return ("drawn from workloads whose memory-operations share is outside 1.5x of "
+            "their paper program's: " + ", ".join(off))
+
+
+def evaluate(d: StudyData, claims=CLAIMS) -> list[Verdict]:
+    """One verdict per claim; claims without data are 'inconclusive' with n = 0 and a reason."""
+    out = []
+    for c in claims:
+        values, what, exact = c.measure(d)
+        j = judge(c.rule, values, exact=exact)
+        row = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), what=what, unit=c.unit,
+                      spread=spread_words(0, 0.0, exact))
+        if j:
+            verdict, low, high, n, coverage, k = j
+            row.measured, row.low, row.high, row.n, row.verdict = stats.median(values), low, high, n, verdict
+            row.coverage, row.spread = coverage, spread_words(n, coverage, exact, k)
+            if n < 2 and not exact:
+                row.note = "one run: no spread, so no verdict"
+            elif coverage < LEVEL and not exact:
+                row.note = (f"{n} runs: their min-max holds the median with probability {coverage:.2f}, "
+                            f"under the {LEVEL:.2f} a verdict needs (3 runs at least)")
+        else:
+            row.note = "not measured in this run"
+        row.weight_note = _weight_note(c, d, what)
+        out.append(row)
+    return out
