@@ -118,7 +118,8 @@ def make_row(row_type=None, **fields):
     base = {"run": 1, "allocator": "glibc", "adv": Level.ADV_0, "multiplier": 0.0, "occupancy": 0.0, "repeat": 1,
             "seed": None, "profile_sha256": "", "wall_s": 1.0, "user_s": 1.0, "sys_s": 0.0, "max_rss_kb": 1000,
             "exit_code": 0, "signal": None, "status": "ok", "stdout_sha256": "", "litter_s": 0.0,
-            "program_s": 1.0, "program_inproc_s": None, "started_utc": "2026-01-01T00:00:00Z"}
+            "program_s": 1.0, "program_inproc_s": None, "started_utc": "2026-01-01T00:00:00Z",
+            "program_cpu_s": None, "private_dirty_kb": None, "lazyfree_kb": None, "anon_huge_kb": None}
     if row_type is not None and row_type is not RunRow:
         base.update(program="p", workload="w", variant="malloc", kind="general", origin="bundled")
     base.update(fields)

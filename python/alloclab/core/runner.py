@@ -61,6 +61,13 @@ class RunResult:
     stdout_sha256: str | None
     stderr_tail: str = ""
     pid: int | None = None
+    # What the program held when it exited, from /proc/PID/smaps_rollup (the launcher reads it at
+    # the exit of the program's main thread; None when the launcher was not used or could not):
+    # private dirty memory, memory given back with MADV_FREE but still resident, and transparent
+    # huge pages.
+    private_dirty_kb: int | None = None
+    lazyfree_kb: int | None = None
+    anon_huge_kb: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -149,7 +156,7 @@ def _launch(cmd, preload, env, unset, direct: bool, tmp: str) -> _Launch:
     if helper is None:
         return _Launch(list(cmd), child_env(libs, env, unset=unset), None)
     result = os.path.join(tmp, "result")
-    argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + [result, "--", *cmd]
+    argv = [helper] + (["--preload", " ".join(libs)] if libs else []) + ["--memory", result, "--", *cmd]
     return _Launch(argv, child_env((), env, unset=unset), result)
 
 
@@ -190,10 +197,23 @@ def _wait(proc, timeout) -> tuple[int, object, float, bool]:
     return status, ru, wall, killed.is_set()
 
 
-def _measured(result_file: str | None, code, sig, wall, user, system, rss):
-    """The program's own numbers: the launcher's (when it ran and wrote them), else the child's."""
+@dataclasses.dataclass
+class _Measured:
+    code: int | None
+    sig: int | None
+    wall: float
+    user: float
+    system: float
+    rss: int
+    memory: tuple = (None, None, None)   # private dirty, lazy free, anon huge (KiB) at exit
+
+
+def _measured(result_file: str | None, code, sig, wall, user, system, rss) -> _Measured:
+    """The program's own numbers: the launcher's (when it ran and wrote them), else the child's.
+    The launcher's line: exit_code signal wall_ns user_us sys_us maxrss_kb, then with --memory
+    private_dirty_kb lazyfree_kb anon_huge_kb (-1 where smaps_rollup could not be read)."""
     if result_file is None:
-        return code, sig, wall, user, system, rss
+        return _Measured(code, sig, wall, user, system, rss)
     measured = None
     if code == 0:
         try:
@@ -201,13 +221,14 @@ def _measured(result_file: str | None, code, sig, wall, user, system, rss):
                 measured = [int(x) for x in f.read().split()]
         except (OSError, ValueError):
             measured = None
-    if measured and len(measured) == 6:
-        c, sg, wall_ns, user_us, sys_us, rss = measured
+    if measured and len(measured) in (6, 9):
+        c, sg, wall_ns, user_us, sys_us, rss = measured[:6]
+        memory = tuple(None if v < 0 else v for v in measured[6:9]) or (None, None, None)
         code, sig = (c, None) if c >= 0 else (None, sg)
-        return code, sig, wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss
+        return _Measured(code, sig, wall_ns / 1e9, user_us / 1e6, sys_us / 1e6, rss, memory)
     if sig is None:
         code = 125 if code == 0 else code  # the launcher itself failed
-    return code, sig, wall, user, system, rss
+    return _Measured(code, sig, wall, user, system, rss)
 
 
 def _state(code, sig, timed_out: bool) -> str:
@@ -251,12 +272,13 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
                 err_f.close()
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        code, sig, wall, user, system, rss = _measured(how.result_file, code, sig, wall, ru.ru_utime,
-                                                       ru.ru_stime, int(ru.ru_maxrss))
-        return RunResult(wall_s=wall, user_s=user, sys_s=system, max_rss_kb=rss, exit_code=code, signal=sig,
-                         status=_state(code, sig, timed_out),
+        m = _measured(how.result_file, code, sig, wall, ru.ru_utime, ru.ru_stime, int(ru.ru_maxrss))
+        dirty, lazy, huge = m.memory
+        return RunResult(wall_s=m.wall, user_s=m.user, sys_s=m.system, max_rss_kb=m.rss, exit_code=m.code,
+                         signal=m.sig, status=_state(m.code, m.sig, timed_out),
                          stdout_sha256=file_sha256(out_path) if stdout is None else None,
-                         stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid)
+                         stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid,
+                         private_dirty_kb=dirty, lazyfree_kb=lazy, anon_huge_kb=huge)
 
 
 def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:

@@ -103,9 +103,10 @@ def run_littered(cmd, profile_path: str, multiplier: float, occupancy: float, se
 class LitterLog:
     """What the litter shim logged for one run (every process of it)."""
 
-    def __init__(self, litter_ms: dict | None = None, run_ms: dict | None = None):
+    def __init__(self, litter_ms: dict | None = None, run_ms: dict | None = None, cpu_ms: dict | None = None):
         self.litter_ms = litter_ms or {}   # pid -> ms spent littering
         self.run_ms = run_ms or {}         # pid -> ms from the end of littering to exit
+        self.cpu_ms = cpu_ms or {}         # pid -> CPU ms (user + system) over the same span
 
     @property
     def littered(self) -> bool:
@@ -126,6 +127,13 @@ class LitterLog:
         return max(0.0, (self.run_ms[top] - inner) / 1000.0)
 
 
+    @property
+    def cpu_s(self) -> float | None:
+        """The program's CPU time after littering: every process's own, each from the end of its
+        littering to its exit (a process's CPU time does not include its children's)."""
+        return sum(self.cpu_ms.values()) / 1000.0 if self.cpu_ms else None
+
+
 def read_litter_log(log_path: str) -> LitterLog:
     out = LitterLog()
     try:
@@ -139,6 +147,9 @@ def read_litter_log(log_path: str) -> LitterLog:
                 m = re.search(r"\brun_ms=([\d.]+)", line)
                 if m:
                     out.run_ms[key] = float(m.group(1))
+                m = re.search(r"\bcpu_ms=([\d.]+)", line)
+                if m:
+                    out.cpu_ms[key] = float(m.group(1))
     except OSError:
         pass
     return out

@@ -8,7 +8,9 @@ microsecond, as they are written, so a row read back equals the row written.
 
 The first column is format_version (FORMAT). Readers accept every version in
 FORMAT.reads; a file without the column is version 0 (written before versions
-existed) and is refused.
+existed) and is refused. Version 2 added program_cpu_s and the memory at exit
+(private_dirty_kb, lazyfree_kb, anon_huge_kb); a version 1 file reads with
+them empty (None).
 
 API::
 
@@ -28,7 +30,7 @@ from alloclab import LabError
 from alloclab.core.levels import Level, cell_key
 from alloclab.core.results.files import Format
 
-FORMAT = Format("results", 1, redo="re-run the comparison")
+FORMAT = Format("results", 2, reads=(1, 2), redo="re-run the comparison")
 
 
 def _opt(parse):
@@ -39,8 +41,10 @@ def _text_or_blank(v) -> str:
     return "" if v is None else str(v)
 
 
-def _column(parse=str, fmt=_text_or_blank):
-    return dataclasses.field(metadata={"parse": parse, "fmt": fmt})
+def _column(parse=str, fmt=_text_or_blank, since: int = 1):
+    """A column with its codec; SINCE: the format version that added it (older files lack it,
+    and read it as empty)."""
+    return dataclasses.field(metadata={"parse": parse, "fmt": fmt, "since": since})
 
 
 def _seconds(v) -> str:
@@ -67,8 +71,12 @@ def SECONDS():
     return _column(float, _seconds)
 
 
-def OPT_SECONDS():
-    return _column(_opt(float), lambda v: "" if v is None else _seconds(v))
+def OPT_SECONDS(since: int = 1):
+    return _column(_opt(float), lambda v: "" if v is None else _seconds(v), since)
+
+
+def OPT_KB(since: int = 1):
+    return _column(_opt(int), since=since)
 
 
 def LEVEL():
@@ -99,6 +107,13 @@ class RunRow:
     program_s: float = SECONDS()          # wall_s - litter_s
     program_inproc_s: float | None = OPT_SECONDS()   # from the end of littering to exit, in the process
     started_utc: str = TEXT()
+    # format 2: the program's CPU time over program_inproc_s's span (user + system, every process
+    # of the run, littering excluded: the litter shim's cpu_ms), and its memory at exit
+    # (alloclab-exec --memory: /proc/PID/smaps_rollup as the main thread exits)
+    program_cpu_s: float | None = OPT_SECONDS(since=2)
+    private_dirty_kb: int | None = OPT_KB(since=2)
+    lazyfree_kb: int | None = OPT_KB(since=2)
+    anon_huge_kb: int | None = OPT_KB(since=2)
 
     @property
     def ok(self) -> bool:
@@ -117,10 +132,12 @@ class RunRow:
         return out
 
     @classmethod
-    def from_cells(cls, cells: dict):
+    def from_cells(cls, cells: dict, version: int = FORMAT.version):
         kw = {}
         for f in dataclasses.fields(cls):
             text = cells.get(f.name)
+            if text is None and f.metadata["since"] > version:
+                text = ""  # a column added after the file's version
             if text is None:
                 raise LabError(f"no column {f.name!r}")
             try:
@@ -189,9 +206,9 @@ def read_rows(path: str, row_type=RunRow) -> list:
         raise LabError(f"cannot read results file {path!r}: {e}") from None
     rows = []
     for i, c in enumerate(cells, 2):
-        FORMAT.check(path, c.get("format_version"))
+        version = FORMAT.check(path, c.get("format_version"))
         try:
-            rows.append(row_type.from_cells(c))
+            rows.append(row_type.from_cells(c, version))
         except LabError as e:
             raise LabError(f"{path!r} line {i}: {e}") from None
     return rows

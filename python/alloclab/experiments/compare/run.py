@@ -143,7 +143,9 @@ def _row(m: _Matrix, k: int, a, lv, rep: int, rep_seed: int, r, log, started: st
                  max_rss_kb=r.max_rss_kb, exit_code=r.exit_code, signal=r.signal, status=r.status,
                  stdout_sha256=r.stdout_sha256 or "", litter_s=round(litter_s, 6),
                  program_s=round(max(0.0, r.wall_s - litter_s), 6),
-                 program_inproc_s=None if log.inproc_s is None else round(log.inproc_s, 6), started_utc=started)
+                 program_inproc_s=None if log.inproc_s is None else round(log.inproc_s, 6), started_utc=started,
+                 program_cpu_s=None if log.cpu_s is None else round(log.cpu_s, 6),
+                 private_dirty_kb=r.private_dirty_kb, lazyfree_kb=r.lazyfree_kb, anon_huge_kb=r.anon_huge_kb)
     if r.ok and lv.littered and not log.littered:
         m.say(f"WARNING: {a.name} {lv.label}: the litter shim logged no littering; "
               "this run's litter time is unknown (status set to no_litter_log)")
