@@ -20,11 +20,11 @@ import argparse
 import sys
 
 from alloclab import LabError, __version__
-from alloclab.commands import (ablation, allocators, arguments, compare, drag, frag, litter, pages, profile,
-                               report, study)
+from alloclab.commands import (ablation, allocators, arguments, compare, diff, drag, frag, litter, pages,
+                               profile, report, sites, study)
 
 # In the order `alloclab --help` lists them.
-COMMANDS = (profile, litter, allocators, compare, report, drag, frag, pages, study, ablation)
+COMMANDS = (profile, sites, diff, litter, allocators, compare, report, drag, frag, pages, study, ablation)
 
 
 def command_names() -> list[str]:

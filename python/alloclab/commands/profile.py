@@ -20,6 +20,9 @@ def add_arguments(sp) -> None:
     sp.add_argument("--cutoff", type=A.count_type(1), default=4096,
                     help="histogram sizes below this (default %(default)s)")
     A.add_allocator(sp, "allocator to profile on (default glibc)")
+    sp.add_argument("--stacks", action="store_true",
+                    help="also record allocation sites by call stack (into OUTPUT.sites; read them with "
+                         "`alloclab sites OUTPUT`)")
     A.add_timeout(sp, A.DEFAULT_TIMEOUT)
     A.add_command(sp)
 
@@ -31,6 +34,7 @@ class Plan:
     cutoff: int
     allocator: Allocator | None
     timeout: float | None
+    stacks: bool = False
 
 
 @dataclasses.dataclass
@@ -41,13 +45,13 @@ class Result:
 
 
 def plan(ns) -> Plan:
-    return Plan(A.command(ns), ns.output, ns.cutoff, ns.allocator, ns.timeout)
+    return Plan(A.command(ns), ns.output, ns.cutoff, ns.allocator, ns.timeout, ns.stacks)
 
 
 def run(p: Plan) -> Result:
     try:
         return Result(profiling.run_profile(p.cmd, out=p.output, cutoff=p.cutoff, allocator=p.allocator,
-                                            timeout=p.timeout))
+                                            timeout=p.timeout, stacks=p.stacks))
     except profiling.NoProfile as e:
         if e.result is None or e.result.ok:
             raise
@@ -65,6 +69,9 @@ def write(p: Plan, r: Result) -> int:
           f"max_live {prof.max_live} ({prof.max_live_bytes} bytes), mean size {prof.mean_size}, "
           f"{len(prof.sizes)} distinct sizes below {prof.cutoff}, {prof.ignored} at or above"
           + (f"; merged from {procs} processes" if procs > 1 else ""), file=sys.stderr)
+    if p.stacks:
+        print(f"alloclab: allocation sites in {profiling.sites_dir(p.output)}: "
+              f"`alloclab sites {p.output}` ranks them", file=sys.stderr)
     run_ = prof.run
     if run_["status"] != "ok":
         print(f"alloclab: warning: the program ended with status {run_['status']}"

@@ -14,7 +14,8 @@ The profile file's reader and writer are alloclab.core.results.profile.
 
 API::
 
-    run_profile(cmd, out=None, cutoff=4096, allocator=None, timeout=None) -> Profile
+    run_profile(cmd, out=None, cutoff=4096, allocator=None, timeout=None, stacks=False) -> Profile
+    sites_dir(out) -> str               # where --stacks puts the allocation sites of profile OUT
     merge_records(records: list[dict]) -> dict
     read_records(out) -> list[dict]
     NoProfile                           # LabError when the program left no record; .result is its run
@@ -25,6 +26,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import tempfile
 
 from alloclab import LabError
@@ -93,22 +95,46 @@ def read_records(out: str) -> list[dict]:
     return records
 
 
+def sites_dir(out: str) -> str:
+    """The directory `--stacks` writes the allocation sites of profile OUT into: OUT.sites."""
+    return out + ".sites"
+
+
+def _sites_setup(out: str | None) -> tuple[list, dict]:
+    """(preload, env) that record allocation sites into sites_dir(out), emptied first. The sites
+    shim goes first, so the stacks it captures start in the program, not in another shim."""
+    if out is None:
+        raise LabError("--stacks needs an output file (-o): the sites go in a directory beside it")
+    try:
+        so = allocators.shim("sites")
+    except LabError:
+        raise LabError("--stacks needs liballoclab_sites.so, which is built only with libunwind "
+                       "(scripts/bootstrap installs libunwind-dev; then make)") from None
+    d = sites_dir(out)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return [so], {"ALLOCLAB_SITES_DIR": os.path.abspath(d)}
+
+
 def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, allocator: Allocator | None = None,
-                timeout: float | None = None, stdout="inherit", stderr="inherit") -> Profile:
+                timeout: float | None = None, stdout="inherit", stderr="inherit", stacks: bool = False) -> Profile:
     """Run cmd under the profile shim and return the merged profile.
 
     out        also write the merged profile there (JSON)
     allocator  the allocator to profile on top of; default glibc
+    stacks     also record allocation sites by call stack into sites_dir(out); the profile's
+               "sites" names that directory (relative to the profile)
     The profile's "run" holds the RunResult fields of the run.
     Raises LabError when the program cannot run or wrote no record.
     """
     if not isinstance(cutoff, int) or cutoff < 1 or cutoff > (1 << 20):
         raise LabError("cutoff must be an integer in [1, 1048576]")
     runner.check_command(cmd)
-    preload = [allocators.shim("profile")] + (allocator.preload if allocator else [])
+    site_preload, site_env = _sites_setup(out) if stacks else ([], {})
+    preload = site_preload + [allocators.shim("profile")] + (allocator.preload if allocator else [])
     with tempfile.TemporaryDirectory(prefix="alloclab-profile-") as tmp:
         rec = os.path.join(tmp, "record.json")
-        env = {**(allocator.environ if allocator else {}), "ALLOCLAB_PROFILE_OUT": rec,
+        env = {**(allocator.environ if allocator else {}), **site_env, "ALLOCLAB_PROFILE_OUT": rec,
                "ALLOCLAB_PROFILE_CUTOFF": str(cutoff)}
         res = runner.run(cmd, preload=preload, env=env, timeout=timeout, stdout=stdout,
                          stderr=stderr, unset=("ALLOCLAB_PROFILE_CHILD",))
@@ -121,6 +147,8 @@ def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, alloc
     merged["command"] = list(cmd)
     merged["run"] = {"status": res.status, "exit_code": res.exit_code, "signal": res.signal,
                      "wall_s": round(res.wall_s, 6)}
+    if stacks:
+        merged["sites"] = os.path.basename(sites_dir(out))
     profile = Profile(validate(merged))
     if out:
         write_profile(profile, out)
