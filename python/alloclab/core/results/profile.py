@@ -23,7 +23,8 @@ import dataclasses
 from alloclab import LabError
 from alloclab.core.results.files import Format, load_json, write_json
 
-FORMAT = Format("profile", 1, redo="re-profile the program with this alloclab")
+FORMAT = Format("profile", 1, redo="re-profile the program with this alloclab",
+                upgrade="upgrade, or re-profile with this one")
 
 
 def _count(v) -> bool:

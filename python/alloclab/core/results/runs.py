@@ -3,7 +3,10 @@
 A comparison writes :class:`RunRow` rows (DIR/results.csv); the study writes
 :class:`StudyRow` rows, the same with the program's columns in front. Every
 column is a field of the row's dataclass with its codec (how it is written
-and read back), so a new column is one field here. Times are kept to the
+and read back), so a new column is one field here (with the value it takes in
+the files of the same version written before it: `missing=`; a column that
+changes meaning or goes away bumps FORMAT's version, and the old version stays
+in FORMAT.reads with what it takes to read it). Times are kept to the
 microsecond, as they are written, so a row read back equals the row written.
 
 The first column is format_version (FORMAT). Readers accept every version in
@@ -28,7 +31,7 @@ from alloclab import LabError
 from alloclab.core.levels import Level, cell_key
 from alloclab.core.results.files import Format
 
-FORMAT = Format("results", 1, redo="re-run the comparison")
+FORMAT = Format("results", 1, redo="re-run the comparison", named=False)
 
 
 def _opt(parse):
@@ -39,8 +42,13 @@ def _text_or_blank(v) -> str:
     return "" if v is None else str(v)
 
 
-def _column(parse=str, fmt=_text_or_blank):
-    return dataclasses.field(metadata={"parse": parse, "fmt": fmt})
+_REQUIRED = object()
+
+
+def _column(parse=str, fmt=_text_or_blank, missing=_REQUIRED):
+    """A column: how its text is read (PARSE) and written (FMT). A column added after a format
+    version was first written gives MISSING for the files of that version that lack it."""
+    return dataclasses.field(metadata={"parse": parse, "fmt": fmt, "missing": missing})
 
 
 def _seconds(v) -> str:
@@ -122,7 +130,10 @@ class RunRow:
         for f in dataclasses.fields(cls):
             text = cells.get(f.name)
             if text is None:
-                raise LabError(f"no column {f.name!r}")
+                if f.metadata["missing"] is _REQUIRED:
+                    raise LabError(f"no column {f.name!r}")
+                kw[f.name] = f.metadata["missing"]
+                continue
             try:
                 kw[f.name] = f.metadata["parse"](text)
             except (ValueError, LabError) as e:
