@@ -140,7 +140,8 @@ def read_summary(path: str) -> Summary:
 
 
 def write_summary(summary: Summary, outdir: str) -> str:
-    return write_json(os.path.join(outdir, "summary.json"), {"format_version": FORMAT.version, "kind": KIND_SUMMARY, **fields_to_json(summary)})
+    data = {"format_version": FORMAT.version, "kind": KIND_SUMMARY, **fields_to_json(summary)}
+    return write_json(os.path.join(outdir, "summary.json"), data)
 
 
 def write_export(summary: Summary, runs: list, path: str) -> str:
