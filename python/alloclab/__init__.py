@@ -1,17 +1,16 @@
 """alloclab — the lab: profile a program's allocations, litter its heap, and
 compare allocators under littering (after "Reconsidering Reconsidering Custom
-Memory Allocation", §3–§4).
+Memory Allocation", §3–§4), and test the papers' claims (the study).
 
-Modules, each importable on its own:
+The package, one floor on another (docs/lab.md, "The package's layout"):
 
-    alloclab.allocators  find allocators (glibc, peers, vam, any .so) and the lab's shims
-    alloclab.runner      run one program with an environment; wall/user/sys/peak RSS
-    alloclab.profile     run_profile(): size histogram and peak live objects
-    alloclab.litter      the Table 3 presets and run_littered()
-    alloclab.cache       cache-miss measurement (perf stat or cachegrind)
-    alloclab.compare     run_matrix(): allocator x littering x repeat
-    alloclab.report      plots (PNG) and the self-contained HTML report
-    alloclab.cli         the `alloclab` command line
+    cli.py        the command line; commands/ one module per subcommand
+    experiments/  compare/, study/, ablation/, drag, frag, pages, the workloads' catalog
+    measure/      profile, litter, cache counts, the memory tool, memops
+    present/      tables, plots, the HTML report layer (no statistics)
+    stats.py      medians, spreads, intervals, paired ratios
+    core/         paths, the allocator registry, levels, the one runner, results/ (the
+                  results model: a dataclass per row kind, one reader and writer per format)
 """
 
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """Shared fixtures for the lab's tests: the package on sys.path, the built
 shims (found exactly as the command line finds them), and a C compiler."""
 
+import csv
 import os
 import subprocess
 import sys
@@ -49,6 +50,18 @@ def cbuild(tmp_path_factory):
         return str(exe)
 
     return build
+
+
+def csv_rows(d):
+    """DIR/results.csv as its text, row by row (what a user's script would read)."""
+    with open(os.path.join(d, "results.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def compare_cli(tmp_path, *extra, out="o"):
+    """`alloclab compare` on glibc, clean heap, no cache counts, into TMP_PATH/OUT, with EXTRA."""
+    return run_cli("compare", "--allocators", "glibc", "--adv", "0", "--cache", "off", "-o", str(tmp_path / out),
+                   *extra)
 
 
 def run_cli(*args, env=None, timeout=300, cwd=None):
@@ -126,3 +139,80 @@ def make_row(row_type=None, **fields):
     if "adv" in fields:
         base["adv"] = Level.of(int(fields["adv"]))
     return (row_type or RunRow)(**base)
+
+
+# Helpers the test programs share: calls the optimiser cannot remove or merge.
+TOOL_HELPERS = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+static char *volatile sink;
+__attribute__((noinline)) static char *al(size_t n) { char *p = malloc(n); sink = p; return p; }
+__attribute__((noinline)) static void touch(char *p, size_t n) { memset(p, 7, n); sink = p; }
+__attribute__((noinline)) static void rel(void *p) { free(p); }
+"""
+
+
+def make_cell(a, adv, med, lo, hi, n=5, **more):
+    """A comparison's cell summary: n ok runs of program (and wall, user) time med [lo, hi]."""
+    from alloclab.core.levels import Level
+    from alloclab.core.results.summary import CellSummary
+    from alloclab.stats import Spread
+    st = Spread(med, lo, hi, med, n)
+    return CellSummary(a, Level.of(adv), runs=n, ok=n, statuses={"ok": n}, wall_s=st, program_s=st, user_s=st,
+                       max_rss_kb=Spread(2048, 2048, 2048, 2048, n), **more)
+
+
+def make_summary(*cells, **meta):
+    """A comparison's summary of CELLS, glibc/Adv_0 its baseline unless META says otherwise."""
+    from alloclab.core.results.summary import Meta, Summary
+    return Summary(Meta(**{"baseline": "glibc/Adv_0", **meta}), list(cells))
+
+
+def study_rows(spec):
+    """spec: {(workload, variant, allocator, adv): [time per repeat]} -> the study's rows (StudyRow)."""
+    from alloclab.core.results.runs import StudyRow
+    out = []
+    for (w, v, a, adv), times in spec.items():
+        for rep, t in enumerate(times, 1):
+            out.append(make_row(StudyRow, workload=w, variant=v, allocator=a, adv=adv, repeat=rep, kind="per-class",
+                                program_inproc_s=t, program_s=t, wall_s=t))
+    return out
+
+
+# Allocates N objects of one size back to back and prints the fraction of
+# consecutive pairs whose address difference equals the most common small
+# positive difference: 1.0 means perfectly contiguous, near 0 scattered.
+PROBE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#define N 2000
+int main(int argc, char **argv) {
+  size_t size = argc > 1 ? (size_t)atoi(argv[1]) : 24;
+  static void *volatile p[N];
+  static long d[N];
+  for (int i = 0; i < N; i++) p[i] = malloc(size);
+  for (int i = 1; i < N; i++) d[i] = (long)((intptr_t)p[i] - (intptr_t)p[i - 1]);
+  long best = 0; int bestn = 0;
+  for (int i = 1; i < N; i++) {
+    if (d[i] <= 0 || d[i] > 4096) continue;
+    int c = 0;
+    for (int j = 1; j < N; j++) c += d[j] == d[i];
+    if (c > bestn) { bestn = c; best = d[i]; }
+  }
+  printf("stride=%ld fraction=%.3f\n", best, bestn / (double)(N - 1));
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(cbuild, tmp_path_factory, libdir):
+    """(the probe program, a profile of it): a program whose output says how scattered its heap is."""
+    exe = cbuild(PROBE, "probe")
+    prof = tmp_path_factory.mktemp("probe") / "probe.json"
+    r = run_cli("profile", "-o", str(prof), "--", exe)
+    assert r.returncode == 0, r.stderr
+    return exe, str(prof)

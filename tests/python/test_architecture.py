@@ -8,7 +8,6 @@ import ast
 import os
 import sys
 
-import pytest
 
 from conftest import ROOT
 
@@ -326,3 +325,37 @@ def test_one_reader_and_one_writer_per_format():
                 if f in readers | writers and (name, f) not in native:
                     bad.append(f"{name}:{node.lineno}: {f}")
     assert bad == []
+
+
+# ------------------------------------------------------------ the tests mirror the package
+
+TESTS = os.path.join(ROOT, "tests", "python")
+# Test files named for a concept rather than a module, by folder; bench/ tests the bench scripts.
+CONCEPTS = {".": {"architecture", "install"}, "commands": {"bad_input", "protocol"}}
+NOT_PACKAGE = {"bench"}
+
+
+def _folders(top: str) -> dict:
+    """folder (relative to TOP) -> the names of its modules and subpackages."""
+    out = {}
+    for d, dirs, files in os.walk(top):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        rel = os.path.relpath(d, top)
+        out[rel] = {f[:-3] for f in files if f.endswith(".py")} | set(dirs)
+    return out
+
+
+def test_the_tests_mirror_the_package():
+    """Each folder of the package has its folder of tests, and each test file names a module
+    (test_<module>.py) of the matching package folder, or one of the folder's concepts."""
+    package = {d: names for d, names in _folders(PACKAGE).items() if "__init__" in names}
+    tests = _folders(TESTS)
+    assert sorted(set(package) - set(tests)) == []
+    wrong = []
+    for d, names in tests.items():
+        if d.split(os.sep)[0] in NOT_PACKAGE:
+            continue
+        for n in names:
+            if n.startswith("test_") and n[5:] not in package.get(d, set()) | CONCEPTS.get(d, set()):
+                wrong.append(os.path.join(d, n + ".py"))
+    assert wrong == []

@@ -1,6 +1,6 @@
-"""Every run records the program's memory at exit and, when littered or timed in-process, its CPU
-time: results.csv format 2's columns (private_dirty_kb, lazyfree_kb, anon_huge_kb, program_cpu_s),
-and version-1 files still read."""
+"""Every run records the program's memory at exit and, when timed in-process, its CPU time
+(results.csv's private_dirty_kb, lazyfree_kb, anon_huge_kb, program_cpu_s), and files written
+before those columns still read."""
 import csv
 import os
 import subprocess
@@ -49,12 +49,11 @@ def test_compare_writes_the_new_columns(tmp_path, exit_memory):
         assert r.program_cpu_s is not None and 0 <= r.program_cpu_s <= r.wall_s + 0.05
 
 
-def test_a_version_1_results_file_reads_with_the_new_columns_empty(tmp_path):
+def test_a_results_file_from_before_the_new_columns_reads_them_empty(tmp_path):
     row = make_row(wall_s=2.0)
     cells = row.cells()
     for c in ("program_cpu_s", "private_dirty_kb", "lazyfree_kb", "anon_huge_kb"):
         del cells[c]
-    cells["format_version"] = "1"
     path = tmp_path / "results.csv"
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(cells))

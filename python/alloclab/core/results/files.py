@@ -8,7 +8,7 @@ alloclab reads; a file written before versions existed is version 0.
 
 API::
 
-    Format(what, version, reads=(version,), redo="run it again")
+    Format(what, version, reads=(version,), redo="run it again", upgrade="upgrade to read it", named=True)
     fmt.check(path, found, where=None)    # LabError unless found is a version fmt reads
     load_json(path, what)                 # any JSON file, with the lab's error messages
     write_json(path, data, indent=2, atomic=True)   # atomically: a temporary file renamed over PATH
@@ -31,7 +31,9 @@ class Format:
     what: str
     version: int
     reads: tuple = ()
-    redo: str = "run it again"   # what to do with a file of an older version this alloclab cannot read
+    redo: str = "run it again"          # what to do with a file of an older version this alloclab cannot read
+    upgrade: str = "upgrade to read it"  # ... and with one of a newer version
+    named: bool = True                  # the refusal says "<what> format version N" (else "format version N")
 
     def readable(self) -> tuple:
         return self.reads or (self.version,)
@@ -39,9 +41,10 @@ class Format:
     def error(self, path: str, found, where: str | None = None) -> LabError:
         """The refusal of PATH (named WHERE in the message, default its quoted path), version FOUND."""
         newer = isinstance(found, int) and not isinstance(found, bool) and found > self.version
-        return LabError(f"{where or repr(path)} is {self.what} format version {found}; this alloclab reads version "
+        what = f"{self.what} " if self.named else ""
+        return LabError(f"{where or repr(path)} is {what}format version {found}; this alloclab reads version "
                         f"{_versions(self.readable())} "
-                        + ("(written by a newer alloclab: upgrade to read it)" if newer
+                        + (f"(written by a newer alloclab: {self.upgrade})" if newer
                            else f"(written by an older alloclab: {self.redo})"))
 
     def check(self, path: str, found, where: str | None = None) -> int:

@@ -23,7 +23,8 @@ import dataclasses
 from alloclab import LabError
 from alloclab.core.results.files import Format, load_json, write_json
 
-FORMAT = Format("profile", 1, redo="re-profile the program with this alloclab")
+FORMAT = Format("profile", 1, redo="re-profile the program with this alloclab",
+                upgrade="upgrade, or re-profile with this one")
 
 
 def _count(v) -> bool:
@@ -52,6 +53,11 @@ def validate(data, where: str = "profile") -> dict:
     return data
 
 
+def _key(name: str, doc: str):
+    """A Profile property: the JSON object's NAME (None when a shim's record has none)."""
+    return property(lambda self: self.data.get(name), doc=doc)
+
+
 @dataclasses.dataclass(frozen=True)
 class Profile:
     """A validated profile: the JSON object, with the values the lab reads typed."""
@@ -67,41 +73,17 @@ class Profile:
         """size (text, as in the file) -> count, below the cutoff."""
         return self.data["sizes"]
 
-    def _get(self, key):
-        return self.data.get(key)
-
-    @property
-    def allocations(self) -> int | None:
-        return self._get("allocations")
-
-    @property
-    def bytes(self) -> int | None:
-        return self._get("bytes")
-
-    @property
-    def max_live_bytes(self) -> int | None:
-        return self._get("max_live_bytes")
-
-    @property
-    def mean_size(self) -> float | None:
-        return self._get("mean_size")
-
-    @property
-    def cutoff(self) -> int | None:
-        return self._get("cutoff")
-
-    @property
-    def ignored(self) -> int | None:
-        return self._get("ignored")
-
     @property
     def processes(self) -> list:
-        return self._get("processes") or []
+        return self.data.get("processes") or []
 
-    @property
-    def run(self) -> dict | None:
-        """The run that was profiled: status, exit_code, signal, wall_s (a profile run by the lab)."""
-        return self._get("run")
+    allocations = _key("allocations", "allocations counted (int)")
+    bytes = _key("bytes", "bytes requested (int)")
+    max_live_bytes = _key("max_live_bytes", "the most bytes live at once (int)")
+    mean_size = _key("mean_size", "bytes per allocation (float)")
+    cutoff = _key("cutoff", "sizes at or above are not in the histogram (int)")
+    ignored = _key("ignored", "allocations at or above the cutoff (int)")
+    run = _key("run", "the profiled run: status, exit_code, signal, wall_s (a profile the lab ran)")
 
 
 def read_profile(path: str) -> Profile:

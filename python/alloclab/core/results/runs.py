@@ -3,14 +3,15 @@
 A comparison writes :class:`RunRow` rows (DIR/results.csv); the study writes
 :class:`StudyRow` rows, the same with the program's columns in front. Every
 column is a field of the row's dataclass with its codec (how it is written
-and read back), so a new column is one field here. Times are kept to the
+and read back), so a new column is one field here (with the value it takes in
+the files of the same version written before it: `missing=`; a column that
+changes meaning or goes away bumps FORMAT's version, and the old version stays
+in FORMAT.reads with what it takes to read it). Times are kept to the
 microsecond, as they are written, so a row read back equals the row written.
 
 The first column is format_version (FORMAT). Readers accept every version in
 FORMAT.reads; a file without the column is version 0 (written before versions
-existed) and is refused. Version 2 added program_cpu_s and the memory at exit
-(private_dirty_kb, lazyfree_kb, anon_huge_kb); a version 1 file reads with
-them empty (None).
+existed) and is refused.
 
 API::
 
@@ -30,7 +31,7 @@ from alloclab import LabError
 from alloclab.core.levels import Level, cell_key
 from alloclab.core.results.files import Format
 
-FORMAT = Format("results", 2, reads=(1, 2), redo="re-run the comparison")
+FORMAT = Format("results", 1, redo="re-run the comparison", named=False)
 
 
 def _opt(parse):
@@ -41,10 +42,13 @@ def _text_or_blank(v) -> str:
     return "" if v is None else str(v)
 
 
-def _column(parse=str, fmt=_text_or_blank, since: int = 1):
-    """A column with its codec; SINCE: the format version that added it (older files lack it,
-    and read it as empty)."""
-    return dataclasses.field(metadata={"parse": parse, "fmt": fmt, "since": since})
+_REQUIRED = object()
+
+
+def _column(parse=str, fmt=_text_or_blank, missing=_REQUIRED):
+    """A column: how its text is read (PARSE) and written (FMT). A column added after a format
+    version was first written gives MISSING for the files of that version that lack it."""
+    return dataclasses.field(metadata={"parse": parse, "fmt": fmt, "missing": missing})
 
 
 def _seconds(v) -> str:
@@ -71,12 +75,12 @@ def SECONDS():
     return _column(float, _seconds)
 
 
-def OPT_SECONDS(since: int = 1):
-    return _column(_opt(float), lambda v: "" if v is None else _seconds(v), since)
+def OPT_SECONDS(missing=_REQUIRED):
+    return _column(_opt(float), lambda v: "" if v is None else _seconds(v), missing)
 
 
-def OPT_KB(since: int = 1):
-    return _column(_opt(int), since=since)
+def OPT_KB(missing=_REQUIRED):
+    return _column(_opt(int), missing=missing)
 
 
 def LEVEL():
@@ -107,13 +111,14 @@ class RunRow:
     program_s: float = SECONDS()          # wall_s - litter_s
     program_inproc_s: float | None = OPT_SECONDS()   # from the end of littering to exit, in the process
     started_utc: str = TEXT()
-    # format 2: the program's CPU time over program_inproc_s's span (user + system, every process
-    # of the run, littering excluded: the litter shim's cpu_ms), and its memory at exit
-    # (alloclab-exec --memory: /proc/PID/smaps_rollup as the main thread exits)
-    program_cpu_s: float | None = OPT_SECONDS(since=2)
-    private_dirty_kb: int | None = OPT_KB(since=2)
-    lazyfree_kb: int | None = OPT_KB(since=2)
-    anon_huge_kb: int | None = OPT_KB(since=2)
+    # The program's CPU time over program_inproc_s's span (user + system, every process of the
+    # run, littering excluded: the litter shim's cpu_ms), and its memory at exit (alloclab-exec
+    # --memory: /proc/PID/smaps_rollup as its main thread exits). Files written before these
+    # columns read them as None.
+    program_cpu_s: float | None = OPT_SECONDS(missing=None)
+    private_dirty_kb: int | None = OPT_KB(missing=None)
+    lazyfree_kb: int | None = OPT_KB(missing=None)
+    anon_huge_kb: int | None = OPT_KB(missing=None)
 
     @property
     def ok(self) -> bool:
@@ -132,14 +137,15 @@ class RunRow:
         return out
 
     @classmethod
-    def from_cells(cls, cells: dict, version: int = FORMAT.version):
+    def from_cells(cls, cells: dict):
         kw = {}
         for f in dataclasses.fields(cls):
             text = cells.get(f.name)
-            if text is None and f.metadata["since"] > version:
-                text = ""  # a column added after the file's version
             if text is None:
-                raise LabError(f"no column {f.name!r}")
+                if f.metadata["missing"] is _REQUIRED:
+                    raise LabError(f"no column {f.name!r}")
+                kw[f.name] = f.metadata["missing"]
+                continue
             try:
                 kw[f.name] = f.metadata["parse"](text)
             except (ValueError, LabError) as e:
@@ -206,9 +212,9 @@ def read_rows(path: str, row_type=RunRow) -> list:
         raise LabError(f"cannot read results file {path!r}: {e}") from None
     rows = []
     for i, c in enumerate(cells, 2):
-        version = FORMAT.check(path, c.get("format_version"))
+        FORMAT.check(path, c.get("format_version"))
         try:
-            rows.append(row_type.from_cells(c, version))
+            rows.append(row_type.from_cells(c))
         except LabError as e:
             raise LabError(f"{path!r} line {i}: {e}") from None
     return rows

@@ -24,11 +24,10 @@ import os
 
 from alloclab import LabError
 from alloclab.core.levels import Level, cell_key
-from alloclab.core.results.files import (Format, fields_from_json, fields_to_json, json_field, load_json,
-                                         write_json)
+from alloclab.core.results.files import fields_from_json, fields_to_json, json_field, load_json, write_json
+from alloclab.core.results.runs import FORMAT  # one version for a comparison's files: runs and summary
 from alloclab.stats import Spread
 
-FORMAT = Format("results", 1, redo="re-run the comparison")
 KIND_SUMMARY = "alloclab-compare-summary"
 KIND_EXPORT = "alloclab-compare"
 
@@ -141,7 +140,8 @@ def read_summary(path: str) -> Summary:
 
 
 def write_summary(summary: Summary, outdir: str) -> str:
-    return write_json(os.path.join(outdir, "summary.json"), {"format_version": FORMAT.version, "kind": KIND_SUMMARY, **fields_to_json(summary)})
+    data = {"format_version": FORMAT.version, "kind": KIND_SUMMARY, **fields_to_json(summary)}
+    return write_json(os.path.join(outdir, "summary.json"), data)
 
 
 def write_export(summary: Summary, runs: list, path: str) -> str:

@@ -132,7 +132,8 @@ def _results_table(summary: Summary) -> dict:
                 f"{c.max_rss_kb_ratio:.3f}" if c.max_rss_kb_ratio else "–"]
         if has_cache:
             ch = c.cache or {}
-            vals += [f"{ch[k]:,}" if ch.get(k) is not None else "–" for k in ("program_d1_misses", "program_ll_misses")]
+            vals += [f"{ch[k]:,}" if ch.get(k) is not None else "–"
+                     for k in ("program_d1_misses", "program_ll_misses")]
         rows.append({"cells": vals, "cls": "warn" if c.ok < c.runs or c.ok == 0 else ""})
     return {"head": head, "rows": rows, "cls": "results", "scroll": True}
 

@@ -120,7 +120,7 @@ class Difference:
     ratio: stats.PairedRatio | None = None
 
 
-def secs(x: float) -> str:
+def _secs(x: float) -> str:
     return f"{x * 1000:.2f} ms" if x < 1 else f"{x:.3f} s"
 
 
@@ -153,8 +153,8 @@ def paired_difference(cell: CellSummary, ref: CellSummary) -> Difference | None:
     noise = max(a.high - a.low, b.high - b.low)
     clear = diff >= noise
     return Difference(clear, False,
-                      f"the medians differ by more than the spread of the runs ({secs(noise)}, min-max)" if clear
-                      else f"the spread of the runs ({secs(noise)}, min-max) is larger")
+                      f"the medians differ by more than the spread of the runs ({_secs(noise)}, min-max)" if clear
+                      else f"the spread of the runs ({_secs(noise)}, min-max) is larger")
 
 
 def _cache_warnings(summary: Summary) -> list[str]:
@@ -200,5 +200,5 @@ def warnings(summary: Summary) -> list[str]:
             diff = abs(s.median - b.median)
             rel = 100.0 * diff / b.median if b.median else 0.0
             out.append(f"{c.key} differs from the baseline by {rel:.1f}% "
-                       f"({secs(diff)}), but {d.why}: the difference is within the noise; add --runs")
+                       f"({_secs(diff)}), but {d.why}: the difference is within the noise; add --runs")
     return out

@@ -129,6 +129,6 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study", runs
     programs += real_programs(outdir, m["real"], notes)
     if not programs:
         raise LabError("nothing to run: build the workloads first (make)")
-    return Plan(mode, allocs, [Level.of(n) for n in m["advs"]], runs or m["repeat"], m["warmup"], m["scale"], m["memory_scale"],
-                programs, notes, frag_scale=m["frag_scale"], weights_scale=m["weights_scale"], outdir=outdir,
-                ablation=ablation or mode == "full")
+    return Plan(mode, allocs, [Level.of(n) for n in m["advs"]], runs or m["repeat"], m["warmup"], m["scale"],
+                m["memory_scale"], programs, notes, frag_scale=m["frag_scale"], weights_scale=m["weights_scale"],
+                outdir=outdir, ablation=ablation or mode == "full")

@@ -181,7 +181,8 @@ def _stats(t: dict, allocs: list) -> dict | None:
             share = w.get("memops_share")
             paper = w.get("paper_share")
             band = w.get("within_band")
-            rows.append([name, s.get("allocations", "–"), s.get("max_live", "–"), number(s.get("mean_size"), "{:.1f}"),
+            rows.append([name, s.get("allocations", "–"), s.get("max_live", "–"),
+                         number(s.get("mean_size"), "{:.1f}"),
                          number(share * 100 if share is not None else None, "{:.1f}%"), w.get("paper_program") or "–",
                          number(paper * 100 if paper is not None else None, "{:.1f}%"),
                          {True: "yes", False: {"text": "no", "b": True}, None: "–"}[band]])

@@ -1,0 +1,119 @@
+"""bench/threads: the five thread benchmarks run and agree across allocators; the runner's tables.
+
+The benchmarks are taken from build/release (or $ALLOCLAB_BENCH_BUILD), as
+bench/threads/run takes them.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT  # noqa: E402
+BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
+RUNNER = os.path.join(ROOT, "bench", "threads", "run")
+BENCHES = ["larson", "rptest", "mstress", "xmalloc", "glibc_thread"]
+LAST = re.compile(r"^checksum [0-9a-f]{16} ops [1-9][0-9]*$")
+
+
+def exe(name):
+    path = os.path.join(BUILD, "bench", f"thr_{name}")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is not built (cmake --build {BUILD} --target thread_benches)")
+    return path
+
+
+def libvam():
+    path = os.path.join(BUILD, "src", "vam", "libvam.so")
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is not built")
+    return path
+
+
+def run_bench(name, *args, preload=None, timeout=30):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    return subprocess.run([exe(name), *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_benchmark_runs_small_on_glibc_and_vam_with_the_same_checksum(name):
+    lines = {}
+    for label, pre in (("glibc", None), ("vam", libvam())):
+        cp = run_bench(name, "2", "0.01", preload=pre)
+        assert cp.returncode == 0, f"{name} on {label}: {cp.returncode}\n{cp.stdout}{cp.stderr}"
+        last = cp.stdout.strip().splitlines()[-1]
+        assert LAST.match(last), f"{name} on {label}: last line {last!r}"
+        lines[label] = last
+    # the checksum is a sum over objects, independent of the interleaving and of the allocator
+    assert lines["glibc"] == lines["vam"]
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_benchmark_documents_its_arguments_and_rejects_bad_ones(name):
+    cp = run_bench(name, "--help")
+    assert cp.returncode == 0 and "usage:" in cp.stdout and "[threads] [scale]" in cp.stdout
+    for bad in (["0"], ["2", "-1"], ["2", "0"], ["x"], ["2", "1", "extra"], ["257"]):
+        cp = run_bench(name, *bad)
+        assert cp.returncode == 2, (bad, cp.stdout, cp.stderr)
+        assert "checksum" not in cp.stdout and cp.stderr
+
+
+def test_scale_multiplies_the_work():
+    one = run_bench("larson", "1", "0.01").stdout.split()
+    more = run_bench("larson", "1", "0.02").stdout.split()
+    assert int(more[-1]) > int(one[-1])
+
+
+def test_runner_tables_have_a_row_per_benchmark(tmp_path):
+    env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD)
+    libvam()
+    args = [sys.executable, RUNNER, "--repeat", "1", "--scale", "0.01", "--allocators", "glibc,vam",
+            "-o", str(tmp_path)]
+    syscalls = shutil.which("strace") is not None
+    if syscalls:
+        args.append("--syscalls")
+    cp = subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
+    assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    doc = json.loads((tmp_path / "threads.json").read_text())
+    assert doc["baseline"] == "glibc"  # mimalloc was not asked for
+    assert set(doc["benchmarks"]) == set(BENCHES)
+    assert doc["allocators"]["vam"]["path"] == os.path.join(BUILD, "src", "vam", "libvam.so")
+    for b in BENCHES:
+        for a in ("glibc", "vam"):
+            cell = doc["benchmarks"][b][a]
+            assert cell["failed"] == 0 and len(cell["runs"]) == 1
+            run = cell["runs"][0]
+            assert run["status"] == "ok" and run["ops"] > 0 and run["max_rss_kb"] > 0
+            ratio = cell["ratio_to_glibc"]
+            assert ratio["n"] == 1
+            assert ratio["median"] == pytest.approx(run["wall_s"] / doc["benchmarks"][b]["glibc"]["runs"][0]["wall_s"])
+            if syscalls:
+                counts = cell["syscalls"]
+                assert "error" not in counts, counts
+                assert counts["mmap"] > 0  # at least the thread stacks
+        assert doc["benchmarks"][b]["glibc"]["runs"][0]["checksum"] == doc["benchmarks"][b]["vam"]["runs"][0]["checksum"]
+    md = (tmp_path / "threads.md").read_text()
+    assert md == cp.stdout.rstrip("\n") + "\n" or md.strip() in cp.stdout
+    first_table = md.split("\n\n")[2].splitlines()
+    rows = [r.split("|")[1].strip() for r in first_table[2:]]
+    assert rows == BENCHES + ["geometric mean"]
+    # glibc is the baseline: its column reads 1.000 (in bold where it was fastest)
+    assert all(r.split("|")[2].strip().strip("*") == "1.000" for r in first_table[2:-1])
+    if syscalls:
+        assert "mmap / munmap / madvise" in md
+
+
+def test_runner_rejects_unknown_benchmarks_and_missing_builds(tmp_path):
+    cp = subprocess.run([sys.executable, RUNNER, "--benchmarks", "larson,nope"], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.returncode == 2 and "nope" in cp.stderr
+    cp = subprocess.run([sys.executable, RUNNER, "--build", str(tmp_path), "-o", str(tmp_path / "o")],
+                        capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 2 and "not built" in cp.stderr

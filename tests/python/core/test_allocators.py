@@ -1,0 +1,63 @@
+"""The allocator registry (core/allocators.py): names, variants and peers, checked against the disk
+and a fake system."""
+
+import os
+
+import pytest
+
+from conftest import peers_on_disk
+
+from alloclab import LabError
+from alloclab.core import allocators
+
+
+def test_a_variant_is_its_allocator_with_variables_set():
+    v = allocators.find("glibc@VAM_ORDER=fifo@OTHER=a=b")
+    assert v.name == "glibc@VAM_ORDER=fifo@OTHER=a=b" and v.path is None
+    assert v.environ == {"VAM_ORDER": "fifo", "OTHER": "a=b"}  # a value may hold "="
+    assert allocators.find("glibc@EMPTY=").environ == {"EMPTY": ""}
+    assert allocators.find("glibc").env == ()
+    for bad, says in [("glibc@VAM_ORDER", "expected NAME@VAR=VALUE"), ("glibc@", "expected NAME@VAR=VALUE"),
+                      ("@X=1", "expected NAME@VAR=VALUE"), ("glibc@1X=2", "not an environment variable"),
+                      ("glibc@X=1@X=2", "given twice"), ("glibc@LD_PRELOAD=/x.so", "set by the lab"),
+                      ("glibc@LITTER_SEED=3", "set by the lab"), ("glibc@ALLOCLAB_PAD=1", "set by the lab"),
+                      ("nosuchmalloc@X=1", "unknown allocator 'nosuchmalloc'")]:
+        with pytest.raises(LabError, match=says):
+            allocators.find(bad)
+
+
+def test_api_finds_allocators():
+    assert allocators.find("glibc").path is None
+    with pytest.raises(LabError):
+        allocators.find("definitely-not-an-allocator")
+
+
+@pytest.mark.parametrize("name", ["jemalloc", "mimalloc", "tcmalloc"])
+def test_a_peer_is_found_exactly_when_its_library_is_on_disk(name):
+    """Against a listing of the disk made without the registry: a peer installed here is found,
+    at one of its files, with a version; one that is not raises NotInstalled."""
+    on_disk = peers_on_disk()[name]
+    if on_disk:
+        a = allocators.find(name)
+        assert os.path.realpath(a.path) in on_disk and a.version != "unknown"
+    else:
+        with pytest.raises(allocators.NotInstalled, match=f"allocator '{name}' is not installed"):
+            allocators.find(name)
+
+
+def test_find_looks_where_the_registry_says(tmp_path, monkeypatch):
+    """A fake system: one library directory holding a jemalloc, ldconfig knowing nothing. find()
+    returns that file (version from its name), and raises NotInstalled once it is gone."""
+    lib = tmp_path / "libjemalloc.so.2"
+    lib.write_bytes(b"\x7fELF" + bytes(60))
+    monkeypatch.setattr(allocators, "_ldconfig", lambda: {})
+    monkeypatch.setattr(allocators, "_package_version", lambda path: None)
+    monkeypatch.setattr(allocators, "SYSTEM_LIBDIRS", [str(tmp_path)])
+    a = allocators.find("jemalloc")
+    assert (a.name, a.path, a.version) == ("jemalloc", str(lib), "2")
+    v = allocators.find("jemalloc@X=1")
+    assert (v.name, v.path, v.env) == ("jemalloc@X=1", str(lib), (("X", "1"),))
+    lib.unlink()
+    with pytest.raises(allocators.NotInstalled):
+        allocators.find("jemalloc")
+    assert "jemalloc" not in [x.name for x in allocators.available()]

@@ -1,0 +1,181 @@
+"""A comparison run end to end (experiments/compare/run.py): its files, failures, cache counts,
+variants and interruption."""
+
+import json
+
+import pytest
+
+from conftest import csv_rows, peers_installed, run_cli
+
+from alloclab.core import allocators, runner
+from alloclab.core.levels import Cell, Level
+from alloclab.experiments.compare.plan import ComparePlan
+from alloclab.experiments.compare.run import run_matrix
+
+
+WORK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+  static void *volatile p[20000];
+  unsigned long sum = 0;
+  for (int round = 0; round < 5; round++) {
+    for (int i = 0; i < 20000; i++) p[i] = malloc(16 + (i % 7) * 8);
+    for (int i = 0; i < 20000; i++) { sum += (unsigned long)i; free(p[i]); }
+  }
+  printf("%lu\n", sum);
+  return 0;
+}
+"""
+
+@pytest.fixture(scope="module")
+def work(cbuild):
+    return cbuild(WORK, "work")
+
+
+def test_compare_end_to_end(work, tmp_path, libdir):
+    peer = (peers_installed() or ["glibc"])[0]
+    allocs = "glibc" if peer == "glibc" else f"glibc,{peer}"
+    out = tmp_path / "cmp"
+    r = run_cli("compare", "--allocators", allocs, "--adv", "0,3", "--repeat", "2", "--cache", "off",
+                "-o", str(out), "--", work)
+    assert r.returncode == 0, r.stderr
+    rows = csv_rows(out)
+    n_alloc = len(allocs.split(","))
+    assert len(rows) == n_alloc * 2 * 2
+    for col in ("allocator", "adv", "repeat", "wall_s", "user_s", "sys_s", "max_rss_kb", "exit_code",
+                "stdout_sha256", "status"):
+        assert col in rows[0]
+    assert {row["status"] for row in rows} == {"ok"}
+    assert len({row["stdout_sha256"] for row in rows}) == 1
+    # Round-robin: the first len(cells) rows are repeat 1 of every cell.
+    assert [row["repeat"] for row in rows[: n_alloc * 2]] == ["1"] * (n_alloc * 2)
+    assert all(0 < int(row["max_rss_kb"]) < 20000 for row in rows)  # the program's, not Python's
+    for row in rows:   # littering time comes from the shim's log and is split off
+        assert (float(row["litter_s"]) > 0) == (row["adv"] == "3")
+        assert float(row["program_s"]) == pytest.approx(float(row["wall_s"]) - float(row["litter_s"]), abs=2e-6)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["meta"]["baseline"] == "glibc/Adv_0"
+    base = next(c for c in summary["cells"] if c["allocator"] == "glibc" and c["adv"] == 0)
+    assert base["wall_s_ratio"] == pytest.approx(1.0)
+    assert (out / "profile.json").exists()
+    html = (out / "report.html").read_text()
+    assert "glibc" in html and "Adv_3" in html and "Cache measurement: <b>off</b>" in html
+    assert all((out / f).exists() for f in ("time.png", "wall.png", "user.png", "rss.png"))
+    assert "data:image/png;base64," in html
+    assert "x base" in r.stdout and "glibc" in r.stdout
+    assert "[4/" in r.stderr or "[8/" in r.stderr      # progress lines
+
+
+def test_compare_with_cachegrind(cbuild, tmp_path, libdir):
+    tiny = cbuild(r"""
+    #include <stdlib.h>
+    int main(void) { static void *volatile p[300]; for (int i = 0; i < 300; i++) p[i] = malloc(32);
+                     for (int i = 0; i < 300; i++) free(p[i]); return 0; }
+    """, "tiny")
+    out = tmp_path / "cg"
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0,10", "--repeat", "1", "--cache", "cachegrind",
+                "-o", str(out), "--", tiny)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["meta"]["cache_method"] == "cachegrind"
+    assert summary["meta"]["cache_geometry"]["D1"] == "32768,8,64"
+    cells = {c["adv"]: c["cache"] for c in summary["cells"]}
+    for adv in (0, 10):
+        assert cells[adv]["d1_misses"] > 0 and cells[adv]["ll_misses"] > 0, cells[adv]
+        assert cells[adv]["error"] is None
+    # Littering runs under cachegrind too: more instructions before main,
+    # measured alone on `true` and subtracted from the program's counts.
+    assert cells[10]["instructions"] > cells[0]["instructions"]
+    assert cells[0]["litter_only"] is None and cells[0]["program_d1_misses"] == cells[0]["d1_misses"]
+    alone = cells[10]["litter_only"]
+    assert alone["instructions"] > 0
+    assert cells[10]["program_instructions"] == cells[10]["instructions"] - alone["instructions"]
+    # With the littering subtracted, what is left is the program's own work,
+    # which littering changes only somewhat (its mallocs take other paths).
+    assert 0.5 * cells[0]["instructions"] < cells[10]["program_instructions"] < 1.5 * cells[0]["instructions"]
+    html = (out / "report.html").read_text()
+    assert "D1=32768,8,64" in html and "LL=33554432,16,64" in html
+    assert (out / "cache.png").exists()
+
+
+def test_timeouts_and_crashes_are_recorded_not_hidden(cbuild, tmp_path, libdir):
+    flaky = cbuild(r"""
+    #include <stdlib.h>
+    #include <unistd.h>
+    #include <signal.h>
+    int main(void) {
+      const char *m = getenv("LD_PRELOAD");
+      if (m && getenv("LITTER_PROFILE")) raise(SIGSEGV);   /* crashes when littered */
+      return 0;
+    }
+    """, "flaky")
+    out = tmp_path / "flaky"
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0,1", "--repeat", "2", "--cache", "off",
+                "--no-warmup", "-o", str(out), "--", flaky)
+    assert r.returncode == 1          # the Adv_1 cell has no successful run
+    rows = csv_rows(out)
+    assert len(rows) == 4
+    assert {row["status"] for row in rows if row["adv"] == "1"} == {"crashed"}
+    assert {row["signal"] for row in rows if row["adv"] == "1"} == {"11"}
+    assert {row["status"] for row in rows if row["adv"] == "0"} == {"ok"}
+    assert "2 crashed" in r.stdout
+    assert (out / "report.html").exists()
+
+    sleeper = cbuild("#include <unistd.h>\nint main(void) { sleep(30); return 0; }\n", "sleeper")
+    out2 = tmp_path / "slow"
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--repeat", "1", "--cache", "off",
+                "--no-warmup", "--timeout", "0.5", "-o", str(out2), "--", sleeper)
+    assert r.returncode == 1
+    rows = csv_rows(out2)
+    assert [row["status"] for row in rows] == ["timeout"]
+
+
+def test_differing_stdout_is_flagged(tmp_path, libdir):
+    out = tmp_path / "rand"
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--repeat", "3", "--cache", "off",
+                "--no-warmup", "-o", str(out), "--", "sh", "-c", "echo $$")
+    assert r.returncode == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["stdout_differs"]) >= 2
+    assert "stdout differs" in r.stdout
+
+
+def test_interrupt_keeps_finished_rows(work, tmp_path, monkeypatch, libdir):
+    real = runner.run
+    calls = {"n": 0}
+
+    def run_then_interrupt(*a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(runner, "run", run_then_interrupt)
+    out = tmp_path / "int"
+    plan = ComparePlan([work], [allocators.find("glibc")], [Level.ADV_0, Level.ADV_1], Cell("glibc", Level.ADV_0),
+                       runs=3, outdir=str(out), cache="off", warmup=0)
+    summary = run_matrix(plan, progress=None)
+    assert summary.meta.interrupted is True
+    rows = csv_rows(out)
+    assert len(rows) == 2          # the profile run was call 1; runs 2 and 3 finished
+    assert (out / "summary.json").exists() and (out / "report.html").exists()
+    assert "interrupted" in (out / "report.html").read_text()
+
+
+def test_compare_runs_a_variant_with_its_variables_clean_and_littered(tmp_path):
+    """The variable reaches the program on every run of the variant, littered or not, and
+    only there: each allocator's runs print the same line, the two allocators different ones."""
+    out = tmp_path / "cmp"
+    r = run_cli("compare", "--allocators", "glibc,glibc@VARIANT_PROBE=on", "--adv", "0,3", "--runs", "2",
+                "--cache", "off", "-o", str(out), "--", "sh", "-c", 'echo "probe=$VARIANT_PROBE"')
+    assert r.returncode == 0, r.stderr
+    rows = csv_rows(out)
+    assert {row["status"] for row in rows} == {"ok"}
+    by = {}
+    for row in rows:
+        by.setdefault(row["allocator"], set()).add(row["stdout_sha256"])
+    assert set(by) == {"glibc", "glibc@VARIANT_PROBE=on"}
+    assert all(len(h) == 1 for h in by.values()), by
+    assert by["glibc"] != by["glibc@VARIANT_PROBE=on"]
+    assert "stdout differs" in r.stdout

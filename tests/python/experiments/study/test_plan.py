@@ -1,0 +1,16 @@
+"""What the study runs (experiments/study/plan.py)."""
+
+import pytest
+
+
+from alloclab import LabError
+from alloclab.core import allocators
+from alloclab.experiments.study import plan as study_plan
+
+
+def test_study_plan_takes_the_run_count_over_the_modes(tmp_path):
+    glibc = [allocators.find("glibc")]
+    assert study_plan.plan("quick", glibc, str(tmp_path)).repeat == study_plan.MODES["quick"]["repeat"]
+    assert study_plan.plan("quick", glibc, str(tmp_path), runs=7).repeat == 7
+    with pytest.raises(LabError):
+        study_plan.plan("quick", glibc, str(tmp_path), runs=0)
