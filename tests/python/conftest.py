@@ -27,6 +27,16 @@ def libdir():
 
 
 @pytest.fixture(scope="session")
+def exit_memory(libdir):
+    """The lab's probe program that exits holding 32 MiB dirty and 16 MiB lazily freed
+    (tests/lab/exit_memory.c): the build tree's test programs sit beside its shims."""
+    exe = os.path.join(os.path.dirname(os.path.dirname(libdir)), "tests", "lab", "lab_exit_memory")
+    if not os.path.exists(exe):
+        pytest.fail(f"{exe} is not built (make)")
+    return exe
+
+
+@pytest.fixture(scope="session")
 def profile_so(libdir):
     return allocators.shim("profile")
 

@@ -43,3 +43,19 @@ def test_a_program_that_cannot_run_is_a_lab_error(tmp_path):
     os.chmod(script, 0o644)
     with pytest.raises(LabError, match="not executable"):
         runner.run([str(script)])
+
+
+# ---- the program's memory at exit (the launcher's --memory)
+
+def test_a_run_records_what_the_program_held_at_exit(exit_memory):
+    r = runner.run([exit_memory, "exit"])
+    assert r.exit_code == 7
+    # 48 MiB dirtied, 16 of them given back with MADV_FREE (lazy, still resident)
+    assert 32768 <= r.private_dirty_kb <= 40000
+    assert 16000 <= r.lazyfree_kb <= 16500
+    assert r.anon_huge_kb is not None and r.anon_huge_kb >= 0
+
+
+def test_a_direct_run_has_no_memory_at_exit(exit_memory):
+    r = runner.run([exit_memory, "exit"], direct=True)
+    assert r.private_dirty_kb is None and r.lazyfree_kb is None

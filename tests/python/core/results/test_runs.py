@@ -50,7 +50,8 @@ def test_a_row_reads_back_as_written(tmp_path, row_type):
 
 def test_the_columns_are_the_documented_ones_in_their_order(tmp_path):
     """docs/formats.md: format_version first; the study's program columns in front of the run's."""
-    assert columns()[:4] == ["format_version", "run", "allocator", "adv"] and columns()[-1] == "started_utc"
+    assert columns()[:4] == ["format_version", "run", "allocator", "adv"]
+    assert columns()[-5:] == ["started_utc", "program_cpu_s", "private_dirty_kb", "lazyfree_kb", "anon_huge_kb"]
     assert columns(StudyRow)[:6] == ["format_version", "program", "workload", "variant", "kind", "origin"]
     assert columns(StudyRow)[6:] == columns()[1:]
     path = tmp_path / "results.csv"
@@ -68,3 +69,23 @@ def test_a_malformed_cell_is_named_with_its_line(tmp_path):
     path.write_text(text)
     with pytest.raises(LabError, match=r"line 3: column 'run': 'two'"):
         read_rows(str(path))
+
+
+def test_a_results_file_from_before_the_new_columns_reads_them_empty(tmp_path):
+    row = make_row(wall_s=2.0)
+    cells = row.cells()
+    for c in ("program_cpu_s", "private_dirty_kb", "lazyfree_kb", "anon_huge_kb"):
+        del cells[c]
+    path = tmp_path / "results.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(cells))
+        w.writeheader()
+        w.writerow(cells)
+    back = read_rows(str(path))
+    assert back[0].wall_s == 2.0 and back[0].program_cpu_s is None and back[0].lazyfree_kb is None
+    # and the current version writes and reads them back exactly
+    row.private_dirty_kb, row.lazyfree_kb, row.anon_huge_kb, row.program_cpu_s = 10, 20, 0, 1.5
+    with open(path, "w", newline="") as f:
+        w = RowWriter(f)
+        w.write(row)
+    assert read_rows(str(path))[0] == row

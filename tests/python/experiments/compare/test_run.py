@@ -2,6 +2,7 @@
 variants and interruption."""
 
 import json
+import os
 
 import pytest
 
@@ -9,6 +10,7 @@ from conftest import csv_rows, peers_installed, run_cli
 
 from alloclab.core import allocators, runner
 from alloclab.core.levels import Cell, Level
+from alloclab.core.results.runs import read_rows
 from alloclab.experiments.compare.plan import ComparePlan
 from alloclab.experiments.compare.run import run_matrix
 
@@ -179,3 +181,18 @@ def test_compare_runs_a_variant_with_its_variables_clean_and_littered(tmp_path):
     assert all(len(h) == 1 for h in by.values()), by
     assert by["glibc"] != by["glibc@VARIANT_PROBE=on"]
     assert "stdout differs" in r.stdout
+
+
+# ---- every row carries the program's memory at exit and its CPU time
+
+def test_compare_writes_the_new_columns(tmp_path, exit_memory):
+    out = tmp_path / "cmp"
+    p = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--runs", "2", "--cache", "off", "-o", str(out),
+                "--", exit_memory, "exit")
+    # the program exits 7 on purpose: the runs count as failed, and still carry their memory
+    rows = read_rows(str(out / "results.csv"))
+    assert len(rows) == 2
+    for r in rows:
+        assert 32768 <= r.private_dirty_kb <= 40000, p.stderr
+        assert 16000 <= r.lazyfree_kb <= 16500
+        assert r.program_cpu_s is not None and 0 <= r.program_cpu_s <= r.wall_s + 0.05
