@@ -20,3 +20,10 @@ namespace alloclab::vam {
 #define VAM_CHECK(cond) \
   ((cond) ? (void)0 : ::alloclab::vam::check_failed(#cond, __FILE__, __LINE__))
 #endif
+
+// The globals the fast paths read, declared hidden: -fvisibility=hidden marks
+// only definitions, so for a plain extern declaration the compiler in a
+// shared library must load the address from the GOT (which the linker then
+// turns into a lea), one instruction more on each access than the
+// rip-relative operand it uses for a symbol it knows is in this library.
+#define VAM_HIDDEN __attribute__((visibility("hidden")))

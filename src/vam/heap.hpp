@@ -26,19 +26,12 @@
 #include "vam/heap_segments.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/large_region.hpp"
+#include "vam/layout.hpp"
 #include "vam/segment.hpp"
 #include "vam/size_classes.hpp"
 
 
 namespace alloclab::vam {
-
-// The globals the fast paths read, declared hidden: -fvisibility=hidden marks
-// only definitions, so for a plain extern declaration the compiler in a
-// shared library must load the address from the GOT (which the linker then
-// turns into a lea), one instruction more on each access than the
-// rip-relative operand it uses for a symbol it knows is in this library.
-#define VAM_HIDDEN __attribute__((visibility("hidden")))
-extern Layout g_layout VAM_HIDDEN;
 
 // One entry per class, at slots[cls]: malloc's inline path finds a request
 // of 9..kSmallMax bytes at byte offset (n + 15) & ~15, which is 16 * class
@@ -149,12 +142,6 @@ struct Heap {
   Block *wait[kNumClasses] = {};
   Block *wait_tail[kNumClasses] = {};       // its last block (VAM_REGAIN=back appends there)
 };
-
-// The geometry options (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
-// VAM_BLOCK_PAGES) into g_layout. False if a block was already carved in
-// another geometry: that one stays.
-bool layout_settle() noexcept;
-extern bool g_layout_fixed;  // a block has been carved: g_layout is final
 
 Heap *heap_create() noexcept;
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept;

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>  // colours_fit's loop over the two header sizes
 
 namespace alloclab::vam {
 
