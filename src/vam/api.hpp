@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/small_free.hpp"
 
 namespace alloclab::vam {

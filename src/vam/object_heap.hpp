@@ -22,6 +22,7 @@
 #include <cstddef>
 
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
 #include "vam/size_classes.hpp"
 

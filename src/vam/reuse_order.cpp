@@ -1,6 +1,7 @@
 // reuse_order.cpp — slow paths of a thread heap: ordered block lists, block reuse,
 // page discarding, remote frees.
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 
 #include <time.h>
 
@@ -98,46 +99,6 @@ inline bool used_up(const Block *b) noexcept {
 // unlinked and relinked three block records, ~45 instructions a free:
 // freelist_micro took 1.3x mimalloc's time (docs/vam.md, "Reap allocation
 // and ordering").
-//
-// A full block about to take frees gets its hot objects back first
-// (heap.hpp, FrontSlot): the block becomes a front, and its frees and
-// mallocs go through its list. The others stay on the hot list, in their
-// order. If the object a free has just pushed onto the block is one of
-// them, it was freed twice.
-__attribute__((noinline)) void hot_reclaim_list(Heap *h, Block *b, std::uintptr_t v) noexcept {
-  void *keep[kHotMax];
-  unsigned kept = 0, back = 0;
-  const FreeObj *pushed = b->free;
-  for (unsigned n = hot_length(v); n > 0; --n) {
-    void *q = hot_head(v);
-    v = n > 1 ? *static_cast<const std::uintptr_t *>(q) ^ g_free_key : 0;
-    if (block_holds(b, q)) {
-      if (q == pushed) corruption("free(): double free detected", q);
-      auto *f = static_cast<FreeObj *>(q);
-      free_link_set(f, b->free);
-      b->free = f;
-      ++back;
-    } else {
-      keep[kept++] = q;
-    }
-  }
-  if (back == 0) return;
-  store_relaxed<std::uint16_t>(b->used, b->used - back);
-  std::uintptr_t rest = 0;
-  for (unsigned i = kept; i-- > 0;) {
-    *static_cast<std::uintptr_t *>(keep[i]) = rest ^ g_free_key;
-    rest = reinterpret_cast<std::uintptr_t>(keep[i]) | (kept - 1 - i);
-  }
-  set_class_hot(h, b->cls, rest);
-}
-
-// b, full until now, is about to take frees: its objects on the class's
-// hot list, if any, go back to it. Only a full block has any there.
-inline void hot_reclaim(Heap *h, Block *b) noexcept {
-  if (b->state != BlockState::full) return;
-  if (const std::uintptr_t v = class_hot_list(h, b->cls)) hot_reclaim_list(h, b, v);
-}
-
 void make_front(Heap *h, Block *b) noexcept {
   const unsigned cls = b->cls;
   hot_reclaim(h, b);
@@ -450,19 +411,6 @@ void small_free_regained(Heap *h, Block *b) noexcept {
     return wait_append(h, b);
   }
   make_front(h, b);
-}
-
-// Each hot object's block is full (heap.hpp, FrontSlot): small_free_slow
-// makes it the front, which returns the object to it, and retires it if
-// that was its last.
-void hot_return_all(Heap *h) noexcept {
-  for (unsigned c = 0; c < kNumClasses; ++c) {
-    while (void *p = class_hot(h, c)) {
-      Block *b = block_of(segment_of(p), p);
-      VAM_CHECK(b->state == BlockState::full);
-      small_free_slow(h, b);
-    }
-  }
 }
 
 void large_free_local(Heap *h, void *p) noexcept {

@@ -9,6 +9,7 @@
 #include "vam/check.hpp"
 #include "vam/free_list.hpp"
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/layout.hpp"
 #include "vam/segment.hpp"
 

@@ -8,6 +8,7 @@
 #include "alloclab/vam.h"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/huge.hpp"
 
