@@ -3,6 +3,7 @@
 #include "vam/small_free.hpp"
 
 #include "vam/free_cache.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 

@@ -8,9 +8,10 @@
 #include "alloclab/vam.h"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
-#include "vam/hot_list.hpp"
 #include "vam/heap_hooks.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 

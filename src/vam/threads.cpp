@@ -13,6 +13,7 @@
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 

@@ -19,6 +19,7 @@
 #include "vam/huge.hpp"
 #include "vam/object_heap.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 #include "vam/segment_map.hpp"
 
 namespace alloclab::vam {

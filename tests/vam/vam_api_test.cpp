@@ -23,6 +23,7 @@
 #include "vam/api.hpp"           // the calling thread's heap (VamHot)
 #include "vam/heap.hpp"          // where the heap and segment fields sit (VamCacheSets)
 #include "vam/object_heap.hpp"   // the size split every allocation follows (VamObjectHeap)
+#include "vam/remote.hpp"        // the batches of remote frees (VamThreads)
 #include "vam/size_classes.hpp"  // block geometry, for the tests that depend on it
 
 namespace {
