@@ -153,20 +153,6 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
 std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
 bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
 void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
-// hugepages_*, reclaim_abandoned, live_heaps: heap_hooks.hpp.
-void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (threads.cpp)
-// When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
-// heap's slow paths call orphan_tick, which applies them once they are due.
-extern std::atomic<std::int64_t> g_orphan_work_ms;
-void orphan_tick_slow(std::int64_t since) noexcept;
-inline void orphan_tick() noexcept {
-  const std::int64_t since = g_orphan_work_ms.load(std::memory_order_relaxed);
-  if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
-}
-// Unmapping a segment must not race a statistics walk of block_segs: both
-// hold this lock (threads.cpp). Taken after the global lock, never before.
-void segment_walk_lock() noexcept;
-void segment_walk_unlock() noexcept;
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
