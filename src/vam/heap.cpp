@@ -22,4 +22,31 @@ Heap *heap_create() noexcept {
   return h;
 }
 
+
+void large_free_local(Heap *h, void *p) noexcept {
+  const int policy = static_cast<int>(g_layout.discard);
+  const std::int64_t before = dirty_total(h);
+  h->large.free(p, policy);
+  if (dirty_total(h) > before) note_dirty(h, before <= 0);
+}
+
+// A quick list's chunk first: the heap's remote frees are looked at only when
+// it has none, so that a malloc served from one reads no line but the quick
+// lists' and the chunk's (the remote word's line is another thread's to
+// write). They wait at most as long as the quick lists last: a few chunks a
+// size, refilled only by this thread's own frees. Applied, they may have put
+// a chunk of the size on a list: the lists are tried again then, not else.
+void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
+  if (align > 16) {
+    if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
+    return h->large.alloc_aligned(n, align);
+  }
+  if (void *p = h->large.alloc_quick(n)) return p;
+  if (h->remote.load(std::memory_order_relaxed) != nullptr) {
+    drain_remote(h);
+    if (void *p = h->large.alloc_quick(n)) return p;
+  }
+  return h->large.alloc_carved(n);
+}
+
 }  // namespace alloclab::vam

@@ -132,12 +132,22 @@ struct Heap {
   Block *wait_tail[kNumClasses] = {};       // its last block (VAM_REGAIN=back appends there)
 };
 
+// Empty pages the heap holds resident: empty blocks not yet discarded, and
+// the dirty pages of free large chunks. Both shrink again when the memory is
+// handed out anew, so a heap that frees and allocates at the same pace stays
+// under its threshold and keeps its pages instead of discarding and
+// faulting them back in again and again.
+inline std::int64_t dirty_total(Heap *h) noexcept { return h->dirty_pages + h->large.dirty_pages(); }
+
 Heap *heap_create() noexcept;
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept;
 void small_free_slow(Heap *h, Block *b) noexcept;
 void large_free_local(Heap *h, void *p) noexcept;
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
 void drain_remote(Heap *h) noexcept;
+// Pages were just added to the heap's dirty ones; `was_clean`: it held none
+// before, so the delay starts now (discard.cpp).
+void note_dirty(Heap *h, bool was_clean) noexcept;
 // Discard every empty page now; unmap the segments found empty twice in a
 // row (once, and the carving ones too, for a heap no thread owns: `orphan`).
 void heap_collect(Heap *h, bool orphan = false) noexcept;

@@ -16,4 +16,8 @@ extern Layout g_layout VAM_HIDDEN;
 bool layout_settle() noexcept;
 extern bool g_layout_fixed VAM_HIDDEN;  // a block has been carved: g_layout is final
 
+inline int kind_of_class(unsigned cls) noexcept { return g_layout.kind[cls]; }
+inline std::size_t block_bytes(int kind) noexcept { return kPage << kind; }
+inline std::int64_t block_pages(int kind) noexcept { return static_cast<std::int64_t>(block_bytes(kind) / kPage); }
+
 }  // namespace alloclab::vam

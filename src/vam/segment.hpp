@@ -177,4 +177,10 @@ inline Block *block_of(Segment *s, const void *p, std::size_t shift) noexcept {
 }
 inline Block *block_of(Segment *s, const void *p) noexcept { return block_of(s, p, s->block_shift); }
 
+// First byte of a block's pages (its objects start `header` bytes in, and a
+// page class's its colour bytes more: size_classes.hpp, block_colour).
+inline char *block_base(const Block *b) noexcept {
+  return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(b->start) & ~(kPage - 1));
+}
+
 }  // namespace alloclab::vam
