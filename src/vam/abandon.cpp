@@ -1,5 +1,11 @@
-// abandon.cpp — a heap whose thread has exited, until another adopts it:
-// what it gives back and what it keeps (threads.cpp calls these).
+// abandon.cpp — a heap whose thread has exited, until another adopts it.
+// threads.cpp calls these at the thread's exit, before the heap is listed as
+// abandoned, or with the global lock held, which adoption needs too: the
+// caller is the heap's only user. Under the delayed policy an abandoned heap
+// keeps its empty pages within `room`, the rest of what all abandoned heaps
+// may keep (idle_limit), for a program that hands heaps from thread to
+// thread; it gives them back at a heap's largest budget or after
+// VAM_DISCARD_DELAY_MS, and collected it keeps nothing.
 #include "vam/block_lists.hpp"
 #include "vam/discard.hpp"
 #include "vam/heap.hpp"
@@ -8,25 +14,17 @@
 
 namespace alloclab::vam {
 
-// A heap no thread owns. Programs that start a thread per task hand the same
-// heap from one thread to the next within microseconds, and discarding its
-// empty pages at every exit made the next thread fault them all back in. So
-// under the delayed policy an abandoned heap keeps its empty pages while
-// they fit `room` (what is left of the budget all abandoned heaps share:
-// VAM_DISCARD_THRESHOLD_ALONE, what one lone thread's heap may keep; vam.cpp)
-// and gives them back once they reach a heap's largest budget or have
-// waited VAM_DISCARD_DELAY_MS (checked whenever frees into abandoned heaps
-// are applied, and when a heap maps a new segment).
+// What all abandoned heaps together may keep: what one lone thread's heap
+// may (VAM_DISCARD_THRESHOLD_ALONE).
 std::int64_t idle_limit() noexcept { return options().discard_threshold_alone; }
 
 // A segment backed by transparent huge pages from its first touch holds, at
 // its carving point, the rest of a 2 MiB page the kernel filled in whole:
 // pages no block has been carved from, resident all the same, and counted
 // nowhere. A running heap carves into them soon; a heap whose thread is gone
-// may never, and sixteen exited threads' heaps kept 32 MB of them resident
-// (bench/xthread_rss). So when such a heap is collected, that rest goes too,
-// once per segment: the discard withdraws the segment's advice, so the pages
-// it faults in later are small ones.
+// may never (docs/vam.md, "Huge pages"). So when such a heap is collected,
+// that rest goes too, once per segment: the discard withdraws the segment's
+// advice, so the pages it faults in later are small ones.
 static void discard_carve_tails(Heap *h) noexcept {
   constexpr std::uintptr_t kHugePageBytes = std::uintptr_t{2} << 20;
   for (Segment *s : h->carve) {

@@ -1,6 +1,12 @@
-// block_lists.hpp — the lists a heap keeps its page blocks on: each class's
-// front and waiting list, and the empty lists; a block joins its class
-// (get_block) and leaves it (retire) here (block_lists.cpp).
+// block_lists.hpp — the lists a heap keeps its page blocks on
+// (BlockState, segment.hpp): a class's front, in no list; its waiting list
+// (Heap::wait), linked both ways, the block displaced last at its head;
+// full blocks, in no list; and the empty lists per block kind, linked
+// through `next` only. The front is null only when the waiting list is
+// empty too. The waiting list's head keeps state `front`, so frees into it
+// stay on free's fast path and allocation returns to it next; the blocks
+// behind it are `waiting`. The waiting list's links are inline here for the
+// reuse order; a block joins and leaves a class in block_lists.cpp.
 #pragma once
 
 #include "vam/heap.hpp"
@@ -8,17 +14,8 @@
 
 namespace alloclab::vam {
 
-// A class's available blocks (paper §3.5) are the front (class_front,
-// heap.hpp), the block allocation takes objects from, in no list; and
-// behind it the waiting list, h->wait[cls], linked both ways, the block
-// displaced last first. Full blocks are in neither. The front is null only
-// when the waiting list is empty too.
-//
-// The head of the waiting list is the block the last regain displaced
-// (make_front). It keeps state `front`, so frees into it still take the free
-// fast path onto its LIFO list, and allocation goes back to it when the
-// front is used up; the blocks behind it wait (their frees set pending
-// bits, heap.hpp).
+// b, displaced from the front, heads the waiting list; the head it
+// displaces goes from state `front` to `waiting`.
 inline void wait_push(Heap *h, Block *b) noexcept {
   Block *&head = h->wait[b->cls];
   b->prev = nullptr;
@@ -32,10 +29,8 @@ inline void wait_push(Heap *h, Block *b) noexcept {
   head = b;
 }
 
-// VAM_ORDER=fifo: b, a full block that regained space, joins the end of
-// the waiting list in state `front`, its frees still pushed on its list:
-// allocation reaches it after every block ahead of it, by which time more
-// of its objects may have been freed.
+// VAM_ORDER=fifo: b, a full block that regained space, joins the end of the
+// waiting list in state `front`, so its frees still go onto its list.
 inline void wait_append(Heap *h, Block *b) noexcept {
   Block *&tail = h->wait_tail[b->cls];
   b->next = nullptr;
@@ -50,14 +45,5 @@ inline void wait_append(Heap *h, Block *b) noexcept {
 inline bool sole_block(const Heap *h, const Block *b) noexcept {
   return class_front(h, b->cls) == b && h->wait[b->cls] == nullptr;
 }
-
-// Block b off its class's lists; when it is the front, the head of the
-// waiting list takes its place.
-void avail_remove(Heap *h, Block *b) noexcept;
-// An empty block of the right size for `cls`, set up for it (null: out of
-// memory); the caller makes it the front.
-Block *get_block(Heap *h, unsigned cls) noexcept;
-// A block with no live objects leaves its class for the empty lists.
-void retire(Heap *h, Block *b) noexcept;
 
 }  // namespace alloclab::vam

@@ -1,6 +1,7 @@
 // check.hpp — internal invariants, checked in debug builds only (no NDEBUG);
-// release hot paths carry none. Hardening checks (corruption()) run always. A failure writes one line with write(2) and
-// aborts: no stdio, no allocation.
+// release hot paths carry none. Hardening checks (corruption()) run always. A
+// failure writes one line with write(2) and aborts: no stdio, no allocation.
+// Also the compiler hints every part of libvam uses.
 #pragma once
 
 namespace alloclab::vam {

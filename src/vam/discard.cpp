@@ -1,5 +1,11 @@
-// discard.cpp — empty pages back to the system (paper §3.6), and empty
-// segments with them.
+// discard.cpp — empty pages back to the system (paper §3.6, VAM_DISCARD),
+// and empty segments with them. Under the delayed policy a sweep runs when
+// the heap's empty pages reach its budget (discard.hpp) or when
+// VAM_DISCARD_DELAY_MS has passed; a sweep ages the pages (heap_age), and
+// a budget sweep that leaves the heap above half its budget collects all
+// (heap_collect). Each collection also unmaps the segments found wholly
+// empty twice in a row (release_empty_segments): after 300 MB of small
+// objects are freed, malloc(300 MB) must fit under the same ulimit -v (§4).
 #include "vam/discard.hpp"
 
 #include "vam/free_cache.hpp"
@@ -93,12 +99,6 @@ void note_dirty(Heap *h, bool was_clean) noexcept {
   orphan_tick();
 }
 
-// Address space goes back too (§4: after 300 MB of small objects are freed,
-// malloc(300 MB) must fit under the same ulimit -v). A small or medium
-// segment whose blocks are all on the empty lists at two collections in a
-// row (collections are themselves delayed, VAM_DISCARD) is unmapped — except
-// the segments the heap is carving, kept against a program that frees
-// everything and allocates again at once.
 namespace {
 
 constexpr std::uint32_t kDoomed = 2;
@@ -112,9 +112,12 @@ std::int64_t table_pages(Segment *s) noexcept {
   return static_cast<std::int64_t>(last / kPage) + 1;
 }
 
-// A heap no thread owns (`orphan`) has no program about to allocate again:
-// its empty segments go at the first collection, the ones it was carving
-// from included.
+// A small or medium segment whose blocks are all on the empty lists at two
+// collections in a row is unmapped, but for the segments the heap is
+// carving from: they stay for a program that frees everything and
+// allocates again at once. A heap no thread owns (`orphan`) has no program
+// about to allocate again: its empty segments go at the first collection,
+// the ones it was carving from included.
 void release_empty_segments(Heap *h, bool orphan) noexcept {
   bool any = false;
   for (Segment *s = h->block_segs.load(std::memory_order_relaxed); s; s = s->next) {
@@ -203,16 +206,11 @@ void heap_collect(Heap *h, bool orphan) noexcept {
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
 }
 
-// The sweep the delay forces. Before, it discarded every empty page the heap
-// held: a busy heap always holds some, so VAM_DISCARD_DELAY_MS after it first
-// did, it gave back the pages it had freed a microsecond before and was about
-// to reuse, and faulted them straight back in (mstress, 2 threads: 14,400
-// page faults a run, 6,400 with VAM_DISCARD=off; mimalloc 6,800). Now a page
-// goes back only when it has sat empty through a whole delay: pages emptied
-// since the previous aging sweep are young, survive this one and are old
-// from now on; the old ones go. Reused pages leave the lists and are young
-// again when next emptied. The budget still bounds the pages kept, whatever
-// their age (maybe_sweep).
+// The aging sweep: pages emptied since the previous one are young, survive
+// this one and are old from then on; the old ones go. So a page goes back
+// once it has stayed empty through a whole delay, within two, and a busy
+// heap keeps the pages it is about to reuse (docs/vam.md, "Discarding").
+// The budget still bounds the pages kept, whatever their age (maybe_sweep).
 void heap_age(Heap *h, std::int64_t now) noexcept {
   std::int64_t kept = 0;
   for (int kind = 0; kind < int(kBlockKinds); ++kind) {

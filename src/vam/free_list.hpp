@@ -1,6 +1,15 @@
 // free_list.hpp — a block's own objects: reap allocation from one block
 // (bump, then the list of freed objects, paper §3.4), the list's encoding,
 // and the block's live count as free's fast path reads and writes it.
+//
+// Invariants of a block b in use:
+// - Every link of b's list is XOR-ed with g_free_key (b->free itself is
+//   plain), and the list ends in b's segment base, never in null.
+// - malloc clears the first word of every object it hands out, popped or
+//   bumped, so that a live object's first word decodes into its segment
+//   only if the program wrote such a word.
+// - b->used counts the objects out of b, hot ones included; only the heap's
+//   owner writes it, one store at a time (statistics read it).
 #pragma once
 
 #include <cstddef>
@@ -11,16 +20,13 @@
 
 namespace alloclab::vam {
 
-// A block's free list, as its objects hold it. Each link is stored XOR-ed
-// with g_free_key, a per-process random word with its top bit set, and the
-// list ends in the block's segment base (never an object: segment offset 0
-// is the header) rather than in null. So the first word of a freed object,
-// decoded, always lies in its own segment, while a live object's first word
-// almost never does: null, small integers and any user-space pointer decode
-// to a word with the top bit set. A free that finds such a word is a
-// suspect, and walks the list to confirm (small_free_suspect). The encoding
-// costs an XOR on each push and pop; the check a load of the word the push
-// overwrites anyway, an XOR and a compare. `b->free` itself is kept plain.
+// Why the encoding: g_free_key is a per-process random word with its top bit
+// set, so the first word of a freed object, decoded, lies in its own
+// segment, while a live object's almost never does: null, small integers
+// and user-space pointers decode with the top bit set. A free that finds
+// such a word walks the list to confirm (small_free_suspect): a double free
+// is caught however many frees came between, for an XOR on each push and
+// pop and a compare of the word the push overwrites anyway.
 extern std::uintptr_t g_free_key VAM_HIDDEN;
 void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
 
@@ -46,8 +52,8 @@ inline bool looks_freed(const void *p) noexcept {
 }
 
 // A block's `used` and `state` read at once (segment.hpp, Block): used +
-// state * 2^16. One load where there were two, and each test of free's fast
-// path one compare where there were two.
+// state * 2^16, so that free's fast path tests both with one load and one
+// compare per state (small_free.hpp, keeps_live).
 inline std::uint32_t use_state(const Block *b) noexcept {
   std::uint32_t w;
   __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
@@ -55,23 +61,13 @@ inline std::uint32_t use_state(const Block *b) noexcept {
 }
 
 // One more live object in b, and one fewer (`word`: use_state(b), used >
-// 0). Only the heap's owner writes `used`; the statistics walk reads it from
-// other threads (load_relaxed), so each write must be one store. A relaxed
-// atomic store of the value read plus one is that, but the compiler emits it
-// as a load, an add and a store; an x86 add to memory is the same single
-// store in one instruction (2 of malloc's 22).
-//
-// free writes the whole use_state word back, not `used` alone: its fast
-// path loads that word, and a load wider than the store before it to the
-// same place cannot take its value from the store buffer; it waits for the
-// store to reach the cache, on every free that follows a free into the
-// same block closely (a run of frees into one block: freelist_micro 1.074x
-// the time with a 16-bit store there, 1.001x with this one, against the
-// tree that loaded `used` and `state` apart). malloc's add stays 16 bits
-// wide: a 32-bit one measured 0.7% slower on bignum_factor, whose frees
-// follow their block's mallocs less closely (docs/results.md, "free's
-// block word"). used > 0, so the 32-bit store's borrow never reaches `state`.
-// Sanitizer builds keep the atomic form, which the thread sanitizer checks.
+// 0), each one store. malloc's is an x86 add to memory, one instruction
+// where a relaxed atomic store of the value plus one compiles to three.
+// free stores the whole use_state word: its fast path loads that word, and
+// a load wider than the store before it cannot take its value from the
+// store buffer, so a run of frees into one block would wait on the cache at
+// every free (docs/vam.md, "One word for free's tests"). used > 0, so the
+// borrow never reaches `state`. Sanitizer builds keep the atomic form.
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
 inline void used_dec(Block *b, std::uint32_t word) noexcept {
@@ -85,11 +81,10 @@ inline void used_dec(Block *b, std::uint32_t word) noexcept {
 }
 #endif
 
-// Allocation fast path: reap allocation from the front block (§3.4) —
-// reuse a freed object, else bump; null if there is no front block or it is
-// used up (the caller's slow path: small_alloc_slow, or malloc_miss).
-// small_alloc_block takes a record (g_no_front included), small_alloc_front
-// a front that may be null.
+// Reap allocation from one block (§3.4): reuse a freed object, else bump;
+// null when the block is used up (the caller's slow path: small_alloc_slow,
+// or malloc_miss). small_alloc_block takes a record (g_no_front included),
+// small_alloc_front a front that may be null.
 inline void *small_alloc_block(Block *b) noexcept {
   if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
     b->free = free_link_decode(f);
@@ -103,8 +98,7 @@ inline void *small_alloc_block(Block *b) noexcept {
     b->bump = p + b->size;
     // A reused block still holds the links of its last use, some of them
     // now at object starts: cleared, as for an object taken off the list,
-    // or the free of each such object would walk the block's list to rule
-    // out a double free (small_free_suspect), one walk per free.
+    // so that its free does not walk the block's list (small_free_suspect).
     reinterpret_cast<FreeObj *>(p)->next = nullptr;
     used_inc(b);
     return p;

@@ -1,4 +1,5 @@
-// heap.cpp — a thread heap's record, mapped (heap.hpp).
+// heap.cpp — a thread heap's record, mapped (heap.hpp), and the heap's door
+// to its large objects (LargeHeap, large_region.hpp).
 #include "vam/heap.hpp"
 
 #include <new>
@@ -10,8 +11,8 @@ namespace alloclab::vam {
 // A heap starts kHeapColour bytes into its mapping, not at the page: its
 // first lines are `slots`, which every small malloc reads, and a page's first
 // line falls in L1 set 0 with every segment header, block start and
-// page-aligned object (docs/vam.md, "Cache sets"). At offset 0 the read of
-// its front entry missed on 36% of sqlite3's mallocs; 17 lines in, on 0.1%.
+// page-aligned object, so that `slots` would be evicted between mallocs
+// (docs/vam.md, "Cache sets").
 constexpr std::size_t kHeapColour = 17 * 64;
 
 Heap *heap_create() noexcept {
@@ -22,7 +23,7 @@ Heap *heap_create() noexcept {
   return h;
 }
 
-
+// The pages the free makes dirty count towards the heap's discard budget.
 void large_free_local(Heap *h, void *p) noexcept {
   const int policy = static_cast<int>(g_layout.discard);
   const std::int64_t before = dirty_total(h);
@@ -30,12 +31,11 @@ void large_free_local(Heap *h, void *p) noexcept {
   if (dirty_total(h) > before) note_dirty(h, before <= 0);
 }
 
-// A quick list's chunk first: the heap's remote frees are looked at only when
-// it has none, so that a malloc served from one reads no line but the quick
-// lists' and the chunk's (the remote word's line is another thread's to
-// write). They wait at most as long as the quick lists last: a few chunks a
-// size, refilled only by this thread's own frees. Applied, they may have put
-// a chunk of the size on a list: the lists are tried again then, not else.
+// A quick list's chunk first: remote frees are applied only when the lists
+// have none, so that a malloc they serve reads no line another thread
+// writes. They wait at most as long as the lists last (a few chunks a size,
+// refilled by this thread's frees), and once applied the lists are tried
+// again, since they may have put a chunk there.
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
   if (align > 16) {
     if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);

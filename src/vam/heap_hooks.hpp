@@ -1,15 +1,13 @@
-// heap_hooks.hpp — what the parts a heap is made of (large_region.*, huge.*)
-// call back into the process around them for.
+// heap_hooks.hpp — the calls a heap and the parts it is made of
+// (large_region.*, huge.*) make back into the process around them, all
+// defined in threads.cpp: abandoned heaps, live heaps, orphan frees, the
+// segment-walk lock.
 //
-// LargeHeap is a member of Heap, so heap.hpp includes large_region.hpp; had
-// large_region.cpp included heap.hpp for these few calls, the two would form
-// an include cycle (large_region.cpp -> heap.hpp -> large_region.hpp), and
-// every change to Heap would rebuild the large-object code. The calls are
-// declared here instead; heap.hpp includes this header, so its users see
-// them as before. Defined in threads.cpp. (Mapping, discarding and unmapping a
-// heap's segments, with their statistics and huge-page advice, is a layer of
-// its own: heap_segments.hpp.)
-// tests/vam/include_cycles.py fails the build's tests if a cycle comes back.
+// Declared here, not in global.hpp or heap.hpp: LargeHeap is a member of
+// Heap, so heap.hpp includes large_region.hpp, and large_region.cpp
+// including heap.hpp for these calls would close an include cycle
+// (tests/vam/include_cycles.py fails on one) and rebuild the large-object
+// code at every change to Heap.
 #pragma once
 
 #include <atomic>

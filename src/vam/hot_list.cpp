@@ -5,11 +5,9 @@
 
 namespace alloclab::vam {
 
-// A full block about to take frees gets its hot objects back first
-// (heap.hpp, FrontSlot): the block becomes a front, and its frees and
-// mallocs go through its list. The others stay on the hot list, in their
-// order. If the object a free has just pushed onto the block is one of
-// them, it was freed twice.
+// b's objects on the list v go back onto b's list; the others stay on the
+// hot list, in their order. If the object a free has just pushed onto b is
+// one of them, it was freed twice.
 [[gnu::noinline]] void hot_reclaim_list(Heap *h, Block *b, std::uintptr_t v) noexcept {
   void *keep[kHotMax];
   unsigned kept = 0, back = 0;
@@ -37,9 +35,8 @@ namespace alloclab::vam {
   set_class_hot(h, b->cls, rest);
 }
 
-// Each hot object's block is full (heap.hpp, FrontSlot): small_free_slow
-// makes it the front, which returns the object to it, and retires it if
-// that was its last.
+// Each hot object's block is full: small_free_slow regains it, which takes
+// the block's hot objects back, and retires it if they were its last.
 void hot_return_all(Heap *h) noexcept {
   for (unsigned c = 0; c < kNumClasses; ++c) {
     while (void *p = class_hot(h, c)) {

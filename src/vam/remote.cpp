@@ -11,7 +11,7 @@ __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
 // to a later object, so the chain loops or ends early), and would otherwise
 // cut the objects behind it off the owner's list. The objects were written
 // by this thread a moment ago: the walk reads cached lines, once per object.
-// The same walk writes the drain's hints (heap.hpp, RemoteObj): each object
+// The same walk writes the drain's hints (remote.hpp, RemoteObj): each object
 // marked roomy gets the one kRemoteAhead places on; the last few, with none
 // that far, lose the mark.
 void remote_flush(RemoteBatch &b) noexcept {

@@ -1,5 +1,9 @@
 // remote.hpp — a free into another thread's heap: pushed onto the owner's
-// remote stack, alone or in batches, for the owner to apply (drain_remote).
+// remote stack, alone or in batches, for the owner to apply in its slow
+// paths (drain_remote, small_free.cpp) as local frees, checks included.
+// Any thread pushes (a CAS); only the owner takes, the whole stack at once
+// (an exchange): no lock and no ABA. A heap no thread drains (`orphan`)
+// gets its frees one by one, counted by the freeing thread (orphan_freed).
 #pragma once
 
 #include <atomic>
@@ -28,16 +32,13 @@ inline void remote_free(Heap *owner, void *p) noexcept {
   remote_push(owner, f, f);
 }
 
-// Remote frees of small objects, batched per owner (docs/vam.md, "Threads").
-// One CAS per remote free put the owner's `remote` line in play on every
-// free, and the owner reads that line in each of its slow paths: the line
-// went back and forth between the cores. A thread links such frees into a
-// batch per owner and pushes the whole chain with one CAS (remote_flush,
-// heap.cpp) once it holds kRemoteBatch objects, when another owner needs
-// its slot, in vam_stats, vam_collect and at the thread's exit
-// (remote_flush_all; free_checked batches only once that exit is sure to
-// come, `on` below). Frees into an orphan heap are not batched: nobody
-// would send them on.
+// Remote frees of small objects, batched per owner: a CAS per free would
+// keep the owner's `remote` line, which it reads in every slow path, moving
+// between the cores (docs/vam.md, "Threads"). A batch goes with one CAS
+// (remote_flush) once it holds kRemoteBatch objects, when another owner
+// needs its slot, in vam_stats, vam_collect and at the thread's exit
+// (remote_flush_all). A thread batches only once its exit is sure to send
+// what it holds (`on`), and never into an orphan heap.
 inline constexpr unsigned kRemoteSlots = 4;         // owners batched at once (direct-mapped)
 inline constexpr std::uint32_t kRemoteBatch = 32;   // objects per CAS
 struct RemoteBatch {
@@ -62,15 +63,12 @@ void remote_flush_all() noexcept;
 // its batches (threads.cpp). False if it cannot be (then it never batches).
 bool remote_batching_start() noexcept;
 
-// The owner's drain follows the chain one object at a time, and each object
-// is a miss (another core wrote it): the drain was 25% of rptest's time and
-// 32% of xmalloc's, nearly all of it on the load of the next link. So a
-// batched object with room for a second word (every object of a medium
-// segment: 32 bytes or more) carries a hint there, `ahead`: the object
-// kRemoteAhead places further down its batch, which the drain prefetches,
-// keeping several misses in flight. Bit 0 of the link says the hint is set
-// (objects are 8-aligned); remote_next masks it. Only a hint: the chain
-// alone says which objects are freed.
+// The drain follows the chain one object at a time, each a miss (another
+// core wrote it). So a batched object with room for a second word (a
+// medium segment's: 32 bytes or more) carries a hint there, `ahead`, the
+// object kRemoteAhead places further down its batch, which the drain
+// prefetches. Bit 0 of the link says the hint is set; remote_next masks it.
+// Only a hint: the chain alone says which objects are freed.
 inline constexpr unsigned kRemoteAhead = 4;
 inline constexpr std::uintptr_t kAheadBit = 1;
 struct RemoteObj {

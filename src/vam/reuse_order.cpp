@@ -1,5 +1,10 @@
-// reuse_order.cpp — slow paths of a thread heap: ordered block lists, block reuse,
-// page discarding, remote frees.
+// reuse_order.cpp — which block a class allocates from next (paper §3.5),
+// and the two slow paths that apply the order. Allocation takes from the
+// class's front: its LIFO list, then its bump space. A full block that
+// regains space becomes the front (VAM_ORDER=recent), so the object just
+// freed is the next handed out; VAM_ORDER=fifo puts it at the end of the
+// waiting list. A used-up front gives way to the head of the waiting list,
+// whose pending slots then become its list in address order.
 #include "vam/block_lists.hpp"
 #include "vam/free_list.hpp"
 #include "vam/heap.hpp"
@@ -15,19 +20,13 @@ inline bool used_up(const Block *b) noexcept {
   return !free_list_has(b->free) && b->bump >= b->end && !b->has_pending;
 }
 
-// b, a new block or a full one that regained space, becomes the front
-// (§3.5: the object just freed, likely still in cache, is the next one
-// handed out; a new block is where the next objects go). The front it
-// displaces goes to the head of the waiting list, still in state `front`
-// (above) — unless it is used up (typically a block regained before, whose
-// one slot the next malloc took): then it is full, and in no list at no
-// cost, since the front is in none. Random replacement in a class whose
-// live objects fill its blocks makes that the common case: each free
-// regains a block, the next malloc takes its slot, the next free regains
-// another. With the front the head of a doubly linked list, that move
-// unlinked and relinked three block records, ~45 instructions a free:
-// freelist_micro took 1.3x mimalloc's time (docs/vam.md, "Reap allocation
-// and ordering").
+// b, a new block or a full one that regained space, becomes the front. The
+// front it displaces heads the waiting list in state `front`, so its frees
+// stay on free's fast path — unless it is used up (typically a block
+// regained before, whose one slot the next malloc took): then it is full,
+// in no list, at no cost. Random replacement in a class whose live objects
+// fill its blocks makes that the common case, and no list is touched
+// (docs/vam.md, "Reap allocation and ordering").
 //
 // Out of line: one copy for its three callers. Inlined into
 // small_free_regained, it made small_free_slow's call of that save and
@@ -43,10 +42,9 @@ inline bool used_up(const Block *b) noexcept {
   store_relaxed(b->state, BlockState::front);
 }
 
-// The slots freed while `b` was not the front become its free list, lowest
-// address first. Only the bitmap is read; each slot is written once, its
-// next pointer, and these independent stores overlap where a walk of a list
-// would wait for one miss after another.
+// The slots freed while `b` was waiting become its free list, lowest address
+// first: only the bitmap is read, and each slot's link is one store, these
+// stores overlapping where sorting a list would wait on miss after miss.
 bool take_pending(Block *b) noexcept {
   FreeObj *const end = free_list_end(b);
   FreeObj *head = end;
@@ -73,11 +71,12 @@ bool take_pending(Block *b) noexcept {
 
 }  // namespace
 
+// Remote frees are applied first: they may give the front back objects.
 void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
   if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
   orphan_tick();
   // A used-up front is full and leaves; the head of the waiting list takes
-  // its place, its pending frees becoming its free list.
+  // its place.
   for (Block *b = class_front(h, cls); b != nullptr; b = class_front(h, cls)) {
     if (free_list_has(b->free) || b->bump < b->end || (b->has_pending && take_pending(b))) return small_alloc(h, cls);
     avail_remove(h, b);
@@ -91,14 +90,12 @@ void *small_alloc_slow(Heap *h, unsigned cls) noexcept {
 
 void small_free_slow(Heap *h, Block *b) noexcept {
   if (b->state == BlockState::full) small_free_regained(h, b);
-  // Keep an empty block only when it is its class's sole block: the next
-  // allocation of this size would just need it again.
+  // A class's sole block stays when empty: the next allocation needs it.
   if (b->used == 0 && !sole_block(h, b)) retire(h, b);
 }
 
-// Where a full block that regains space goes (VAM_ORDER): the front
-// (recent, paper §3.5), or the end of the waiting list (fifo) when its
-// class has a front to go on with.
+// VAM_ORDER: the front (recent), or the end of the waiting list (fifo) when
+// the class has a front to go on with.
 void small_free_regained(Heap *h, Block *b) noexcept {
   if (VAM_UNLIKELY(g_layout.order == static_cast<std::uint32_t>(ReuseOrder::fifo)) && class_front(h, b->cls) != nullptr) {
     hot_reclaim(h, b);

@@ -1,5 +1,7 @@
 // small_free.cpp — the frees small_free_local (small_free.hpp) does not
-// finish itself, every check, and the aborts they end in.
+// finish, with every check and the aborts they end in; the push onto a hot
+// list; and the owner's drain of its remote frees, here so that the
+// compiler inlines small_free_other's common case into the drain's loop.
 #include "vam/small_free.hpp"
 
 #include "vam/free_cache.hpp"
@@ -9,13 +11,10 @@ namespace alloclab::vam {
 
 __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = kNoFreeSegs;
 
-// p's first word decodes as a link of a free list (heap.hpp). Walk the
-// block's list: p on it is a double free, however many frees came between.
-// Otherwise the word is a live object's data (a pointer the program stored
-// that happens to look like an encoded link, or the stale link of an object
-// handed out by bumping through a reused block) and the free goes on. The
-// walk stops at anything outside the block, so a list that use-after-free
-// writes have broken ends it rather than faulting here.
+// p's first word decodes as a link: p on the block's list is a double free,
+// however many frees came between; otherwise the word is the program's data
+// and the free goes on. The walk stops at anything outside the block, so a
+// list that use-after-free writes have broken ends it without a fault.
 void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept {
   std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
   for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0; f = free_link_decode(f)) {
@@ -43,13 +42,10 @@ namespace {
 
 }  // namespace
 
-// The frees small_free_local leaves: a waiting block, the last object of a
-// block, or one the fast check rejected. The most common, into a waiting
-// block that keeps live objects (on larson, 2% of the frees), is finished
-// here after the same slot-start check as small_free_local's (`prod` is its
-// off * recip): the slot's pending bit (heap.hpp), the bit itself the
-// double-free check; no stack frame. The rest go to small_free_general,
-// which runs every check again.
+// The most common free small_free_local leaves, into a waiting block that
+// keeps live objects, is finished here with no stack frame, after the same
+// slot-start check (`prod`): the slot's pending bit, a bit already set a
+// double free. The rest go to small_free_general, every check again.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
@@ -73,25 +69,25 @@ void hot_push(Heap *h, Block *b, void *p) noexcept {
   auto *w = static_cast<std::uintptr_t *>(p);
   void *head = hot_head(hot);
   if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
-  // A second object of one full block (a program freeing objects that were
-  // made together, as a container's elements): the block is regained, as
-  // before there was a list; its object on the list goes back to it
-  // (hot_reclaim) and the frees after go onto its own list, on the fast
-  // path. The list is for frees into different blocks.
+  // A second object of the head's full block (a program freeing objects
+  // that were made together, as a container's elements): the block is
+  // regained, its object on the list goes back to it (hot_reclaim), and the
+  // frees after go onto its own list on the fast path. The list is for
+  // frees into different blocks.
   if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
   // A list of one is its object alone, its first word untouched (free's
   // fast path): with another on top it becomes the end, and says so.
   if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
   // Every object on a list of two or more holds its link. p's first word
-  // decodes as one (a user-space address, or 0) only by chance (1 in 2^17
-  // for data; never for null, small integers or pointers: g_free_key's top
-  // bit) or when p is on the list already.
+  // decodes as one (a user-space address, or 0) when p is on the list, or
+  // by chance: 1 in 2^17 for data, never for null, small integers or
+  // pointers (g_free_key's top bit).
   else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
   *w = hot ^ g_free_key;
   set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
 }
 
-void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)
+void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp)
   const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                             reinterpret_cast<std::uintptr_t>(b->start));
   const BlockState st = b->state;
@@ -100,7 +96,8 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (heap.hpp)
   corruption("free(): double free detected", p);
 }
 
-
+// The objects other threads pushed (remote.hpp), each freed as its owner
+// would free it, the last pushed first.
 void drain_remote(Heap *h) noexcept {
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {

@@ -1,6 +1,25 @@
-// small_free.hpp — the free of a small object into its own heap: its checks
-// and its push, inline for free's fast path, with the rare cases out of line
+// small_free.hpp — the free of a small object into the heap that owns its
+// block (free's fast path: this thread's; drain_remote and a heap no thread
+// owns: the heap being worked on), inline, with the rare cases out of line
 // (small_free.cpp).
+//
+// Where the object goes, by its block's state (block_lists.hpp):
+//   front     onto the block's LIFO list: the next allocation reuses the
+//             object most likely still in cache (§3.4)
+//   full      onto its class's hot list, or onto the block's list, and the
+//             block is regained (§3.5)
+//   waiting   the slot's pending bit, the object untouched: by the time the
+//             block is the front again LIFO order means nothing, and its
+//             pending slots become its list in address order
+//             (reuse_order.cpp, take_pending)
+// and a block left with no live object is retired unless it is its class's
+// only one (small_free_slow).
+//
+// Checks, in every build, from the block record the free reads anyway: the
+// block holds live objects (not a double free of its last object, nor a
+// pointer into the segment header), p starts a slot, a waiting block's
+// pending bit is clear, and p's first word does not decode as a free-list
+// link (free_list.hpp; if it does, the list is walked to confirm).
 #pragma once
 
 #include <cstddef>
@@ -15,41 +34,16 @@
 
 namespace alloclab::vam {
 
-// Free fast path for an object of a block this thread's heap owns (or, in
-// drain_remote and for an abandoned heap, the heap being worked on: its owner).
-//
-// A free into a block in state `front` goes on the block's LIFO list, so the
-// next allocation from it reuses the object most likely still in cache
-// (§3.4). Those blocks are the one allocation is using (its class's front)
-// and the one a regain displaced from there, at the head of the waiting
-// list (heap.cpp, make_front). A free
-// into a full block goes on its list too, and makes it the front (§3.5):
-// the next malloc of its class hands out the object just freed. A free
-// into a block further down cannot be reused before that block is the front
-// again, by which time LIFO order means nothing: it sets the slot's bit in
-// `pending` instead, and the block's next use takes those slots in address
-// order — on a fragmented heap, consecutive objects then run forwards
-// through the page rather than jumping about in it.
-//
-// Hardening, in every build, from the block record already in cache: the
-// block holds live objects (not empty or never used: a double free of its
-// last object, or a pointer into the segment header), p is the start of a
-// slot (not q+8), and p's first word does not decode as a free-list link
-// (above; if it does, the block's list is walked to confirm: p on it is a
-// double free at any depth). A slot already pending is a double free.
-//
-// small_free_invalid never returns (it aborts) but is not declared
-// [[noreturn]]: a call to it is then a tail jump, and the fast path needs no
-// stack frame. Each field is read once (the relaxed store to `used` would
-// otherwise make the compiler read `state` and `free` again).
-void small_free_invalid(Block *b, void *p) noexcept;
-// p's first word looks like a link: abort if p is on b's free list, else
-// free it as small_free_local does. A tail call of the fast path, so that
-// the rare call costs the fast path no saved registers.
+// The out-of-line cases are tail calls of the fast path, so that it saves
+// no registers and needs no stack frame; small_free_invalid aborts, but is
+// not declared [[noreturn]] so that a call to it stays a tail jump.
+void small_free_invalid(Block *b, void *p) noexcept;  // a check failed: abort, naming it
+// p's first word looks like a link: abort if p is on b's list, else free it.
 void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept;
 
 // The second half of a free, the checks passed: `state`, `live` and `head`
-// are the block's fields as the caller read them.
+// are the block's fields as the caller read them, once (after the relaxed
+// store to `used` the compiler would read them again).
 inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, BlockState state,
                             std::uint16_t live, FreeObj *head) noexcept {
   const std::uint16_t used = live - 1;
@@ -75,35 +69,32 @@ inline bool keeps_live(std::uint32_t word, BlockState st) noexcept {
   return word - ((static_cast<std::uint32_t>(st) << 16) + 2) < kMaxUsed - 1;
 }
 
-// Every free small_free_local does not finish itself, with every check
-// (out of line, a tail call: heap.cpp). `prod`: p's offset in the block
-// times its recip, as small_free_local computed it.
+// The frees small_free_local does not finish. `prod`: p's offset in the
+// block times its recip, as small_free_local computed it.
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
 
 // The common free, into a front or full block that keeps live objects, is
-// finished here (a full block then becomes the front: small_free_regained);
-// a free into a waiting block, of a block's last object, or one any check
-// rejects, goes to small_free_other, which repeats the checks in full. One
-// product gives both the interior-pointer check and the slot: off * recip =
+// finished here; the others go to small_free_other, which checks again.
+//
+// One product gives both the slot-start check and the slot: off * recip =
 // slot * 2^32 + frac, and off is a multiple of the size exactly when frac <
-// recip (size * recip = 2^32 + e, e < size, so a slot start leaves frac =
-// slot * e < off < 2^32 / size <= recip, and any other offset adds at least
-// recip: exact for every offset in a block of up to 64 KiB and every object
-// size of a page class, headers included, up to kPageMax + 16 bytes, which
-// VamPageClasses.SlotProductIsExact checks offset by offset; a pointer
-// before the block's first object, VAM_HEADERS=on, is accepted by no more
-// sizes than the old check, slot * size == off, accepted).
+// recip. (size * recip = 2^32 + e with e < size, so a slot start leaves
+// frac = slot * e < off < 2^32 / size <= recip, and any other offset adds
+// at least recip.) Exact for every offset in a block of up to 64 KiB and
+// every object size up to kPageMax + 16 bytes, headers included:
+// VamPageClasses.SlotProductIsExact checks it offset by offset. A pointer
+// before the block's first object (VAM_HEADERS=on) passes for no more sizes
+// than slot * size == off would let pass.
 //
-// `owner`: s->owner, given by a caller that has it at hand (free's fast
-// path: this thread's heap) so that the regain need not wait for the
-// segment header's load; read only on that branch.
+// `owner`: s->owner, from a caller that has it at hand (free's fast path:
+// this thread's heap), so that the regain does not wait on the segment
+// header's load; called only on that branch.
 //
-// kFillHot (free's fast path only, where `owner` is this thread's heap): a
-// free into a full block, when its class's hot slot is empty, goes there and
-// leaves the block as it is (FrontSlot). A full block has nothing on its
-// list and nothing pending, so a double free of an object of it can only be
-// of the hot object: the compare with the slot is that check, and the
-// object's first word is not read.
+// kFillHot (a free by the heap's own thread): a free into a full block goes
+// onto its class's hot list while the list has room. A full block has
+// nothing on its list and nothing pending, so a double free of one of its
+// objects can only be of a hot object: onto an empty list the object's
+// first word is not read, and hot_push checks the rest.
 template <bool kFillHot, class Owner>
 inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner) noexcept {
   Block *b = block_of(s, p, shift);
@@ -114,10 +105,9 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
   const std::uint32_t word = use_state(b);
   FreeObj *head = b->free;
   // Two copies of the push, one per state, rather than one push and a test
-  // of the state after it: the common free, into the front, runs no more
-  // instructions than when it was the only state taken here. Each state's
-  // test is one compare of the block's use_state word: in state st with at
-  // least two live objects, word - (st * 2^16 + 2) is below 2^16 - 2.
+  // of the state after it, so that the common free, into the front, tests
+  // nothing after the push. Each state's test is one compare of the block's
+  // use_state word (keeps_live).
   if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip)) {
     if (VAM_LIKELY(keeps_live(word, BlockState::front))) {
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
@@ -136,7 +126,7 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
           // An empty list, as for every free of a program that frees and
           // allocates one object of the class in turn: the object's address
           // is the list, and nothing is written into it (hot_push marks it
-          // as the list's end if another object goes on top).
+          // as the list's end when another object goes on top).
           if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
           if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
         }
