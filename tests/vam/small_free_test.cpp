@@ -88,26 +88,35 @@ TEST(VamHardening, FreeOfAnInteriorPointerOfASmallObjectAborts) {
       "vam: free\\(\\): invalid pointer");
 }
 
+// The offsets into an object of `size` bytes that no slot starts at: 8 bytes
+// in and 8 bytes before its end, or halfway into an 8-byte object.
+std::vector<std::size_t> interior_offsets(std::size_t size) {
+  if (size <= 8) return {size / 2};
+  if (size == 16) return {8};
+  return {8, size - 8};
+}
+
 // free's fast path (a front block that keeps live objects) checks that p
 // starts a slot from the same product that gives the slot (small_free.hpp,
-// small_free_local), not by multiplying back: a pointer 8 bytes into an
-// object, or 8 bytes before the next, of every small class size up to
-// 1024 bytes, freed while other objects of the block live, still aborts.
+// small_free_local), not by multiplying back: an interior pointer of every
+// class in the geometry in force, freed while other objects of its block
+// live, still aborts.
+void free_interior_into_front(unsigned cls, std::size_t back) {
+  using namespace alloclab::vam;
+  const std::size_t size = layout_usable(cls);
+  auto *q = static_cast<char *>(vam_malloc(size));
+  vam_malloc(size);
+  vam_malloc(size);
+  if (block_of(segment_of(q), q)->state != BlockState::front) abort();  // not the path under test
+  vam_free(q + back);
+}
+
 TEST(VamHardening, FreeOfAnInteriorPointerIntoAFrontBlockAbortsForEveryClass) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56) {
-    for (std::size_t back : {std::size_t{8}, size - 8}) {
-      EXPECT_DEATH(
-          {
-            auto *q = static_cast<char *>(vam_malloc(size));
-            vam_malloc(size);
-            vam_malloc(size);
-            vam_free(q + back);
-          },
-          "vam: free\\(\\): invalid pointer")
-          << "size " << size << " offset " << back;
-    }
-  }
+  for (unsigned c = 0; c < alloclab::vam::g_layout.classes; ++c)
+    for (std::size_t back : interior_offsets(alloclab::vam::layout_usable(c)))
+      EXPECT_DEATH(free_interior_into_front(c, back), "vam: free\\(\\): invalid pointer")
+          << "class " << c << " size " << alloclab::vam::layout_usable(c) << " offset " << back;
 }
 
 // A free into a waiting block only sets the slot's bit in the block record:
@@ -166,51 +175,58 @@ TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
 }
 
 // A free into a waiting block that keeps live objects, or into a full one,
-// is finished by the first tests in small_free_other (small_free.cpp), which check
-// the slot start as free's fast path does (frac < recip): an interior
-// pointer into a waiting or a full block still aborts, for every class.
+// is finished by the first tests in small_free_other and small_free_general
+// (small_free.cpp), which check the slot start as free's fast path does: an
+// interior pointer into a waiting or a full block still aborts, for every
+// class in the geometry in force.
 constexpr std::size_t kMaxSlotsForTest = 512;  // slots of a 4 KiB block of 8-byte objects
-void free_interior_into_block(std::size_t size, std::size_t back, bool waiting) {
-  const unsigned c = alloclab::vam::size_class(size);
-  const std::size_t block = alloclab::vam::class_block_bytes(c);
-  const std::size_t slots = block / alloclab::vam::class_size(c);
+void free_interior_into_block(unsigned cls, std::size_t back, bool waiting) {
+  using namespace alloclab::vam;
+  const std::size_t size = layout_usable(cls);
   // Fill blocks of the class; those all of whose objects are ours are full.
-  // (No container here: its own allocations would share the 64-byte class.)
+  // (No container here: its own allocations would share a small class.)
   static char *objs[8 * kMaxSlotsForTest];
+  objs[0] = static_cast<char *>(vam_malloc(size));
+  const Block *first = block_of(segment_of(objs[0]), objs[0]);
+  const auto slots = static_cast<std::size_t>(first->end - first->start) / first->size;
   const std::size_t count = 8 * slots;
-  for (std::size_t i = 0; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
+  for (std::size_t i = 1; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
   std::sort(objs, objs + count);
-  char *const *full[2] = {};  // the first object of each of two full blocks
+  char *const *full[3] = {};  // the first object of each of three full blocks
   int n = 0;
-  const auto block_of = [&](const char *p) { return reinterpret_cast<uintptr_t>(p) & ~uintptr_t{block - 1}; };
-  for (std::size_t i = 0; i + slots <= count && n < 2;) {
+  const auto record = [](const char *p) { return block_of(segment_of(p), p); };
+  for (std::size_t i = 0; i + slots <= count && n < 3;) {
     std::size_t k = i;
-    while (k < count && block_of(objs[k]) == block_of(objs[i])) ++k;
+    while (k < count && record(objs[k]) == record(objs[i])) ++k;
     if (k - i == slots) full[n++] = &objs[i];
     i = k;
   }
-  if (n < 2) abort();  // not the check under test: the message differs
+  if (n < 3) abort();  // not the check under test: the message differs
   if (waiting) {
-    vam_free(full[0][0]);  // full -> the front
-    vam_free(full[1][0]);  // the front; the first waits behind it
+    // Each regained in turn (free_to_block: into the block, not onto the
+    // hot list): the third is the front, the second heads the waiting list
+    // in state front, and the first waits behind it.
+    for (char *const *f : full) free_to_block(f[0]);
   }
+  if (record(full[0][1])->state != (waiting ? BlockState::waiting : BlockState::full)) abort();
   vam_free(full[0][1] + back);
 }
 
 TEST(VamHardening, FreeOfAnInteriorPointerIntoAWaitingBlockAbortsForEveryClass) {
+  SKIP_UNLESS_RECENT_ORDER();
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
-    for (std::size_t back : {std::size_t{8}, size - 8})
-      EXPECT_DEATH(free_interior_into_block(size, back, true), "vam: free\\(\\): invalid pointer")
-          << "size " << size << " offset " << back;
+  for (unsigned c = 0; c < alloclab::vam::g_layout.classes; ++c)
+    for (std::size_t back : interior_offsets(alloclab::vam::layout_usable(c)))
+      EXPECT_DEATH(free_interior_into_block(c, back, true), "vam: free\\(\\): invalid pointer")
+          << "class " << c << " size " << alloclab::vam::layout_usable(c) << " offset " << back;
 }
 
 TEST(VamHardening, FreeOfAnInteriorPointerIntoAFullBlockAbortsForEveryClass) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  for (std::size_t size = 16; size <= 1024; size += size < 128 ? 8 : 56)
-    for (std::size_t back : {std::size_t{8}, size - 8})
-      EXPECT_DEATH(free_interior_into_block(size, back, false), "vam: free\\(\\): invalid pointer")
-          << "size " << size << " offset " << back;
+  for (unsigned c = 0; c < alloclab::vam::g_layout.classes; ++c)
+    for (std::size_t back : interior_offsets(alloclab::vam::layout_usable(c)))
+      EXPECT_DEATH(free_interior_into_block(c, back, false), "vam: free\\(\\): invalid pointer")
+          << "class " << c << " size " << alloclab::vam::layout_usable(c) << " offset " << back;
 }
 
 }  // namespace
