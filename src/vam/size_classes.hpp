@@ -132,7 +132,7 @@ static_assert(classes_fit());
 // the 4096- and 8192-byte classes all in one: a program's few big arrays of
 // one class would share its 8 lines. Such a class's objects are one line
 // more apart, object i starting i lines further round the sets (docs/vam.md,
-// "Strides"). The 64 bytes are usable; slot and slot check use the stride.
+// "Page classes above 1 KiB"). The 64 bytes are usable; slot and slot check use the stride.
 constexpr std::size_t page_stride(std::size_t size) noexcept {
   return size > 1024 && size % 1024 == 0 ? size + 64 : size;
 }
