@@ -3,16 +3,20 @@
 //
 // malloc_impl and free_impl are inline, here, rather than defined in vam.cpp:
 // the exported malloc and free then hold the fast paths themselves, with no
-// jump from a wrapper (one instruction each per call, 2 of larson's ~75 an
-// allocation + free). Aliases in vam.cpp would avoid the jump too, but a
-// static link against libc.a must find the whole malloc family in the one
-// object that defines malloc (override.o), or it pulls libc's malloc.o as
-// well; with the fast paths inline that object stays override.o.
+// jump from a wrapper. Not aliases in vam.cpp, which would avoid the jump
+// too: a static link against libc.a must find the whole malloc family in
+// the one object that defines malloc (override.o), or it pulls libc's
+// malloc.o as well.
 #pragma once
 
 #include <cstddef>
 
+#include "vam/free_cache.hpp"
+#include "vam/free_list.hpp"
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
+#include "vam/layout.hpp"
+#include "vam/small_free.hpp"
 
 namespace alloclab::vam {
 
@@ -45,9 +49,9 @@ void *malloc_miss(std::size_t n) noexcept;
 void *malloc_other(std::size_t n) noexcept;
 void free_checked(Segment *s, void *p) noexcept;
 
-// The class's hot list, if it holds an object, comes first (heap.hpp,
-// FrontSlot): the object the last free into a full block gave back, no block
-// to update. Then the front block; Miss(n) when neither serves.
+// The class's hot list, if it holds an object, comes first (hot_list.hpp):
+// the object the last free into a full block gave back, no block to
+// update. Then the front block; Miss(n) when neither serves.
 template <auto Miss>
 [[gnu::always_inline]] inline void *malloc_from(FrontSlot &slot, std::size_t n) noexcept(noexcept(Miss(n))) {
   if (const std::uintptr_t v = load_relaxed(slot.hot)) {
@@ -92,7 +96,7 @@ inline void *malloc_inline(std::size_t n) noexcept(noexcept(Miss(n)) && noexcept
 inline void *malloc_impl(std::size_t n) noexcept { return malloc_inline<malloc_miss, malloc_other>(n); }
 
 // The fast path: a free into a block segment the thread has freed into
-// before (its slot of t_free_seg, heap.hpp) is local, and that segment is
+// before (its slot of t_free_seg, free_cache.hpp) is local, and that segment is
 // known to be mapped and ours, so neither the segment map nor the owner is
 // read again. The block's own checks (double free, interior pointer) still
 // run. The segment is p masked, not p - 1 as object_segment takes it: the

@@ -1,21 +1,22 @@
-// heap.hpp — one thread's heap: page blocks per size class, kept in Vam's
-// order (paper §3.5), with reap allocation inside each block (§3.4).
+// heap.hpp — one thread's heap: the record, and the operations on it that
+// the heap's files call across one another.
 //
-//   Heap::slots[cls]  per class, the front block (segment.hpp, Block: bump,
-//   Heap::wait[cls]   then free list) and the hot list, and the blocks
-//                     behind the front, in Vam's order (heap.cpp,
-//                     make_front)
-//                                                         classes 8..VAM_PAGE_MAX
-//   Heap::large       LargeHeap: shared regions, best fit, coalescing
-//                     (large_region.hpp)                  VAM_PAGE_MAX..VAM_LARGE_MAX
-//   Heap::remote      objects other threads freed here
-// (docs/vam.md, "How the paper maps to the code", has the whole listing.)
+//   slots[cls]   per class: the front block and the hot list    classes 8..VAM_PAGE_MAX
+//   wait[cls]    the class's other available blocks, in Vam's order (§3.5)
+//   empty_*      empty blocks per block kind, resident or discarded
+//   large        LargeHeap (large_region.hpp)                     VAM_PAGE_MAX..VAM_LARGE_MAX
+//   remote       objects other threads freed here (remote.hpp)
 //
-// A heap is used by one thread at a time and needs no lock. Other threads
-// free into it by pushing onto `remote` (a lock-free stack); the owner drains
-// it in its slow paths. When a thread exits, its heap is abandoned whole and
-// the next new thread adopts it; heaps are never destroyed, so the owner
-// pointer in each segment stays valid forever.
+// One thread uses a heap at a time, with no lock; other threads reach it
+// only through `remote` and the orphan flags. Heaps are never destroyed: a
+// thread's exit abandons its heap whole and the next new thread adopts it,
+// so a segment's owner pointer never dangles.
+//
+// The slow paths call one another in a circle (a malloc's slow path applies
+// remote frees, which are frees, which regain or retire blocks), so every
+// out-of-line function on a heap that another file calls is declared here,
+// beneath all the files that define them. A concept's header holds its
+// inline code and the out-of-line halves of that code.
 #pragma once
 
 #include <atomic>
@@ -23,36 +24,20 @@
 #include <cstdint>
 
 #include "vam/check.hpp"
-#include "vam/heap_segments.hpp"
+#include "vam/free_list.hpp"
 #include "vam/heap_hooks.hpp"
+#include "vam/heap_segments.hpp"
 #include "vam/large_region.hpp"
+#include "vam/layout.hpp"
 #include "vam/segment.hpp"
 #include "vam/size_classes.hpp"
 
-
 namespace alloclab::vam {
 
-// The globals the fast paths read, declared hidden: -fvisibility=hidden marks
-// only definitions, so for a plain extern declaration the compiler in a
-// shared library must load the address from the GOT (which the linker then
-// turns into a lea), one instruction more on each access than the
-// rip-relative operand it uses for a symbol it knows is in this library.
-#define VAM_HIDDEN __attribute__((visibility("hidden")))
-extern Layout g_layout VAM_HIDDEN;
-
 // One entry per class, at slots[cls]: malloc's inline path finds a request
-// of 9..kSmallMax bytes at byte offset (n + 15) & ~15, which is 16 * class
-// (two instructions), and one of 0..8 bytes at slots[0], the 8-byte class
-// (api.hpp, malloc_inline). The page classes above 1 KiB follow the fine
-// ones; the other geometries (VAM_CLASSES=coarse, VAM_HEADERS=on) use the
-// same entries by their own class numbers.
-//
-// Before, the entries were per request granule ((n + 7) >> 3, which tells
-// 1..8 from 9..16 without a test), two per class, and every change of a
-// class's hot list wrote both: six instructions of each malloc that popped
-// it and four of each free that pushed it, on the path a table churned at
-// random takes on every step. The test of n <= 8 now rides on the inline
-// path's range check (api.hpp).
+// of 9..kSmallMax bytes at byte offset (n + 15) & ~15 = 16 * class, and one
+// of 0..8 bytes at slots[0] (api.hpp, malloc_inline). The other geometries
+// use the entries by their own class numbers.
 inline constexpr unsigned kFrontSlots = kNumClasses;
 inline constexpr std::size_t kTinyMax = 8;  // requests of 0..8 bytes: class 0
 constexpr unsigned front_slot(unsigned cls) noexcept { return cls; }
@@ -65,68 +50,28 @@ constexpr bool front_slots_match() noexcept {
 }
 static_assert(front_slots_match());
 
-// Each request granule's entry in the heap: its class's front block, and the
-// class's hot list. The hot list holds the last objects (up to kHotMax, below)
-// that frees gave back to full blocks, held here rather than pushed on those
-// blocks: the next mallocs of the class hand them out from this slot, last
-// in first out, without touching a block at all. Random replacement in a
-// class whose live objects fill their blocks (free one, allocate one) is that
-// pattern on every step. Through the block, the free regained the block (it
-// became the front) and the malloc read the front the free had just written,
-// then the block's list head it had just written, then the link in the object
-// it had just written: three loads in a row, each waiting on the store before
-// it. From here it is one (freelist_micro; docs/vam.md, "The hot list"). One
-// object was enough for that; a table churned at random (slot_churn) frees
-// into full blocks of a class several times between two of its mallocs, and
-// each free after the first regained a block for one object, which the
-// malloc after next then left again through the slow path.
-//
-// The blocks keep counting their hot objects as live and stay full, in no
-// list, so nothing but free can reach them: a free into such a block first
-// returns its objects on the list to the block's list (heap.cpp, make_front,
-// hot_reclaim), and a second free of a hot object finds it on the list
-// (hot_push) or just pushed (hot_reclaim): a double free either way. Only
-// free's own fast path fills a list, for its thread's heap, and only in the
-// geometry whose mallocs read it (inline_fine != 0);
-// the lists go back to their blocks at thread exit and at vam_collect
-// (hot_return_all), and statistics do not count them as live.
-//
-// g_no_front: a class's front when it has none, a record with nothing to
-// give (no list, bump == end == null): malloc reads it and misses, as for a
-// used-up block, with no test for null (two instructions of every malloc).
-// Never written; class_front reads it as null.
+// A class's entry: its front block and its hot list (hot_list.hpp), read
+// together by malloc's inline path. A class with no front holds g_no_front,
+// a record with nothing to give (bump == end == null, no list), so malloc
+// misses as on a used-up block and tests no pointer for null. g_no_front is
+// never written; class_front reads it as null.
 extern Block g_no_front VAM_HIDDEN;
 struct FrontSlot {
   Block *front = &g_no_front;
-  std::uintptr_t hot = 0;  // the hot list: its head | its length - 1, or 0 (below)
+  std::uintptr_t hot = 0;  // the hot list: its head | its length - 1, or 0
 };
-// The hot list (FrontSlot): at most kHotMax objects, linked through their
-// first words (g_free_key-encoded, as block lists are). A list is kept as
-// one word: its head, with its length less one in the low three bits
-// (objects are 8-byte aligned), or 0 when empty. Each link holds the rest
-// of the list the same way (0 at the end), so a malloc that pops moves the
-// link into the slot as it is, and the length is known without reading an
-// object. A list of one is its object's address: the malloc that takes it
-// stores 0, as for the single hot object the list grew from, and reads
-// nothing more.
-inline constexpr unsigned kHotMax = 7;
-static_assert(kHotMax <= 8);
-inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & ~std::uintptr_t{7}); }
-inline unsigned hot_length(std::uintptr_t v) noexcept { return v == 0 ? 0 : static_cast<unsigned>(v & 7) + 1; }
 static_assert(sizeof(FrontSlot) == 16);  // malloc_impl addresses an entry as 16 bytes a class
 
 struct Heap {
-  // Each class's front block, the one new objects come from, and its hot
-  // list (above); the rest of its available blocks are in `wait` (below).
+  // First: heap_create keeps these lines off the cache set of page starts
+  // (heap.cpp, kHeapColour).
   FrontSlot slots[kFrontSlots] = {};
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
   std::atomic<std::uint32_t> orphan_frees{0};  // remote frees into it while `orphan`
-  // Abandoned (its thread exited) or the shared exit heap: nobody drains
-  // `remote` in a slow path, so remote frees go to it one by one, count
-  // themselves, and every kOrphanBatch-th one has the freeing thread apply
-  // them (threads.cpp). Every remote free reads it: it has a line of its
-  // own with fields written as rarely, not the line the frees' CAS writes.
+  // Set while no thread drains `remote` (abandoned, or the exit heap):
+  // remote frees then go one by one and count themselves (threads.cpp).
+  // Every remote free reads it: not on the line the frees' CAS writes.
   alignas(64) std::atomic<std::uint32_t> orphan{0};
   Heap *all_next = nullptr;                 // every heap ever made (global list)
   Heap *abandoned_next = nullptr;
@@ -136,214 +81,17 @@ struct Heap {
   Block *empty_clean[kBlockKinds] = {};     // empty blocks, pages discarded
   std::atomic<Segment *> block_segs{nullptr};  // every small/medium segment (statistics walk them)
   std::int64_t dirty_pages = 0;             // pages of the empty_dirty blocks (large: large.dirty_pages())
-  std::int64_t dirty_since_ms = 0;          // it went from no empty pages to some (or was aged)
-  std::int64_t dirtied_ms = 0;              // pages last became empty
-  std::int64_t swept_ms = 0;                // last sweep maybe_sweep made
-  std::uint32_t budget_shift = 0;           // discard threshold doublings (heap.cpp)
-  std::int64_t kept_pages = 0;              // abandoned: empty pages it kept (vam.cpp)
-  std::int64_t exit_kept = 0;               // abandoned: ... of them, those empty at its thread's exit
+  std::int64_t dirty_since_ms = 0;          // when it last went from no empty pages to some, or was aged
+  std::int64_t dirtied_ms = 0;              // when pages last became empty
+  std::int64_t swept_ms = 0;                // when the budget last forced a sweep (discard.cpp)
+  std::uint32_t budget_shift = 0;           // discard threshold doublings (discard.cpp)
+  std::int64_t kept_pages = 0;              // abandoned: empty pages it keeps (threads.cpp)
+  std::int64_t exit_kept = 0;               // abandoned: of those, the ones empty at its thread's exit
   LargeHeap large;
-  // Each class's waiting list, the block displaced last first (heap.cpp,
-  // make_front). Read only in slow paths: last, so as not to move the
-  // fields above.
+  // Each class's waiting list (block_lists.hpp). Slow paths only: last.
   Block *wait[kNumClasses] = {};
-  Block *wait_tail[kNumClasses] = {};       // its last block (VAM_REGAIN=back appends there)
+  Block *wait_tail[kNumClasses] = {};       // its last block (VAM_ORDER=fifo appends there)
 };
-
-// The geometry options (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
-// VAM_BLOCK_PAGES) into g_layout. False if a block was already carved in
-// another geometry: that one stays.
-bool layout_settle() noexcept;
-extern bool g_layout_fixed;  // a block has been carved: g_layout is final
-
-Heap *heap_create() noexcept;
-void *small_alloc_slow(Heap *h, unsigned cls) noexcept;
-void small_free_slow(Heap *h, Block *b) noexcept;
-void large_free_local(Heap *h, void *p) noexcept;
-void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
-void drain_remote(Heap *h) noexcept;
-// Discard every empty page now; unmap the segments found empty twice in a
-// row (once, and the carving ones too, for a heap no thread owns: `orphan`).
-void heap_collect(Heap *h, bool orphan = false) noexcept;
-// Discard the empty pages that have stayed empty since the last such call;
-// the rest wait for the next (heap.cpp). `now`: now_ms().
-void heap_age(Heap *h, std::int64_t now) noexcept;
-// The owning thread is gone. Empty pages up to `room` may stay (heap.cpp);
-// returns the pages kept.
-std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;
-// A heap no thread owns: collect it if its empty pages exceed `room` or are
-// due (the delay, the largest budget). Returns the empty pages it keeps.
-std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;
-std::int64_t idle_limit() noexcept;    // the pages all abandoned heaps may keep
-bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
-void heap_sweep_idle(Heap *h) noexcept;  // collect a heap no thread owns, if its pages are due
-// hugepages_*, reclaim_abandoned, live_heaps: heap_hooks.hpp.
-void orphan_freed(Heap *h) noexcept;   // a remote free into an orphan heap (threads.cpp)
-// When frees or kept pages began to wait on orphan heaps (ms, 0: none); a
-// heap's slow paths call orphan_tick, which applies them once they are due.
-extern std::atomic<std::int64_t> g_orphan_work_ms;
-void orphan_tick_slow(std::int64_t since) noexcept;
-inline void orphan_tick() noexcept {
-  const std::int64_t since = g_orphan_work_ms.load(std::memory_order_relaxed);
-  if (VAM_UNLIKELY(since != 0)) orphan_tick_slow(since);
-}
-// Unmapping a segment must not race a statistics walk of block_segs: both
-// hold this lock (threads.cpp). Taken after the global lock, never before.
-void segment_walk_lock() noexcept;
-void segment_walk_unlock() noexcept;
-
-// A block's free list, as its objects hold it. Each link is stored XOR-ed
-// with g_free_key, a per-process random word with its top bit set, and the
-// list ends in the block's segment base (never an object: segment offset 0
-// is the header) rather than in null. So the first word of a freed object,
-// decoded, always lies in its own segment, while a live object's first word
-// almost never does: null, small integers and any user-space pointer decode
-// to a word with the top bit set. A free that finds such a word is a
-// suspect, and walks the list to confirm (small_free_suspect). The encoding
-// costs an XOR on each push and pop; the check a load of the word the push
-// overwrites anyway, an XOR and a compare. `b->free` itself is kept plain.
-extern std::uintptr_t g_free_key VAM_HIDDEN;
-void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
-
-inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
-  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
-}
-inline void free_link_set(FreeObj *f, const FreeObj *next) noexcept {
-  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(next) ^ g_free_key);
-}
-// The end of every block free list: the segment base of the block record.
-inline FreeObj *free_list_end(const Block *b) noexcept {
-  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b) & ~(kSegmentBytes - 1));
-}
-// An object, not the end (nor the null of a record never used).
-inline bool free_list_has(const FreeObj *f) noexcept {
-  return (reinterpret_cast<std::uintptr_t>(f) & (kSegmentBytes - 1)) != 0;
-}
-// Does p's first word, decoded, point into p's own segment, as a link of a
-// free list does?
-inline bool looks_freed(const void *p) noexcept {
-  const std::uintptr_t w = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
-  return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
-}
-
-// The block segments of this thread's heap that `free` found by the full
-// check (the segment map, then the owner), one per slot of a small
-// direct-mapped cache indexed by the segment number's low bits: a later free
-// into one of them skips both, since only this thread can unmap it
-// (heap.cpp, release_empty_segments, forgets it first). Each slot is empty
-// (kNoFreeSeg, below) or holds a mapped small/medium segment whose owner is
-// this thread's heap; thread exit empties them (threads.cpp). One slot was not enough once each block
-// size had its own segments: a program freeing objects of mixed sizes
-// alternated between them, and the fast path's test went whichever way the
-// object's size did (larson: 6.8 M mispredicted branches against 1.2 M).
-// Segments are mapped next to each other, so up to 32 of a heap's (128 MiB)
-// are in different slots; eight were too few for a 50 MiB heap of mixed
-// sizes (slot_churn: a fifth of its frees went to free_checked; docs/vam.md,
-// "Block sizes"). Each slot keeps the segment's block shift too, so the fast path
-// reads no segment header at all: with a segment per block size, the
-// headers' free-path lines (all in one L1 set, segment.hpp) were several
-// where there had been one (sqlite3: +3% D1 misses, most of them in free).
-// The segments and the shifts are two arrays, not one of pairs, so that
-// each is one load at the thread pointer plus the slot (a pair's address
-// has to be computed first: 4% of larson's time).
-// A slot with no segment holds kNoFreeSeg, all ones, which no segment
-// address is (its low bits are zero), nor null: free's fast path can then
-// mask p itself rather than p - 1 (api.hpp).
-inline constexpr unsigned kFreeSegSlots = 32;
-inline constexpr std::uintptr_t kNoFreeSeg = ~std::uintptr_t{0};
-struct FreeSegs {
-  std::uintptr_t seg[kFreeSegSlots];  // a Segment's address, or kNoFreeSeg
-  std::uint8_t shift[kFreeSegSlots];  // its block_shift
-};
-inline constexpr FreeSegs kNoFreeSegs = [] {
-  FreeSegs f{};
-  for (auto &s : f.seg) s = kNoFreeSeg;
-  return f;
-}();
-extern __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec")));
-inline unsigned free_seg_slot(const void *s) noexcept {
-  return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(s) >> kSegmentShift) % kFreeSegSlots;
-}
-inline bool free_seg_has(const Segment *s) noexcept {
-  return t_free_seg.seg[free_seg_slot(s)] == reinterpret_cast<std::uintptr_t>(s);
-}
-inline void free_seg_set(Segment *s, std::uint32_t shift) noexcept {
-  const unsigned i = free_seg_slot(s);
-  t_free_seg.seg[i] = reinterpret_cast<std::uintptr_t>(s);
-  t_free_seg.shift[i] = static_cast<std::uint8_t>(shift);
-}
-inline void free_seg_forget(const Segment *s) noexcept {
-  std::uintptr_t &slot = t_free_seg.seg[free_seg_slot(s)];
-  if (slot == reinterpret_cast<std::uintptr_t>(s)) slot = kNoFreeSeg;
-}
-
-// A block's `used` and `state` read at once (segment.hpp, Block): used +
-// state * 2^16. One load where there were two, and each test of free's fast
-// path one compare where there were two.
-inline std::uint32_t use_state(const Block *b) noexcept {
-  std::uint32_t w;
-  __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
-  return w;
-}
-
-// One more live object in b, and one fewer (`word`: use_state(b), used >
-// 0). Only the heap's owner writes `used`; the statistics walk reads it from
-// other threads (load_relaxed), so each write must be one store. A relaxed
-// atomic store of the value read plus one is that, but the compiler emits it
-// as a load, an add and a store; an x86 add to memory is the same single
-// store in one instruction (2 of malloc's 22).
-//
-// free writes the whole use_state word back, not `used` alone: its fast
-// path loads that word, and a load wider than the store before it to the
-// same place cannot take its value from the store buffer; it waits for the
-// store to reach the cache, on every free that follows a free into the
-// same block closely (a run of frees into one block: freelist_micro 1.074x
-// the time with a 16-bit store there, 1.001x with this one, against the
-// tree that loaded `used` and `state` apart). malloc's add stays 16 bits
-// wide: a 32-bit one measured 0.7% slower on bignum_factor, whose frees
-// follow their block's mallocs less closely (docs/results.md, "free's
-// block word"). used > 0, so the 32-bit store's borrow never reaches `state`.
-// Sanitizer builds keep the atomic form, which the thread sanitizer checks.
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
-inline void used_dec(Block *b, std::uint32_t word) noexcept {
-  word -= 1;
-  __builtin_memcpy(reinterpret_cast<char *>(b) + offsetof(Block, used), &word, sizeof word);
-}
-#else
-inline void used_inc(Block *b) noexcept { store_relaxed<std::uint16_t>(b->used, b->used + 1); }
-inline void used_dec(Block *b, std::uint32_t word) noexcept {
-  store_relaxed<std::uint16_t>(b->used, static_cast<std::uint16_t>(word - 1));
-}
-#endif
-
-// Allocation fast path: reap allocation from the front block (§3.4) —
-// reuse a freed object, else bump; null if there is no front block or it is
-// used up (the caller's slow path: small_alloc_slow, or malloc_miss).
-// small_alloc_block takes a record (g_no_front included), small_alloc_front
-// a front that may be null.
-inline void *small_alloc_block(Block *b) noexcept {
-  if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
-    b->free = free_link_decode(f);
-    f->next = nullptr;  // live again: its first word no longer decodes as a link
-    used_inc(b);
-    return f;
-  }
-  if (VAM_LIKELY(b->bump < b->end)) {
-    char *p = b->bump;
-    if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
-    b->bump = p + b->size;
-    // A reused block still holds the links of its last use, some of them
-    // now at object starts: cleared, as for an object taken off the list,
-    // or the free of each such object would walk the block's list to rule
-    // out a double free (small_free_suspect), one walk per free.
-    reinterpret_cast<FreeObj *>(p)->next = nullptr;
-    used_inc(b);
-    return p;
-  }
-  return nullptr;
-}
-inline void *small_alloc_front(Block *b) noexcept { return VAM_LIKELY(b != nullptr) ? small_alloc_block(b) : nullptr; }
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path
 // meets that one, and it goes to malloc_miss.
@@ -354,281 +102,61 @@ inline Block *class_front(const Heap *h, unsigned cls) noexcept {
 inline void set_class_front(Heap *h, unsigned cls, Block *b) noexcept {
   h->slots[front_slot(cls)].front = b != nullptr ? b : &g_no_front;
 }
-// Is q within b's objects (from its first to its end)?
-inline bool block_holds(const Block *b, const void *q) noexcept {
-  return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
-         static_cast<std::uintptr_t>(b->end - b->start);
-}
-// The hot list of class cls (FrontSlot), 0 when empty, and its head. Its
-// owner writes it; statistics read its length from other threads (from the
-// slot, never from an object): relaxed atomics, plain moves.
-inline std::uintptr_t class_hot_list(const Heap *h, unsigned cls) noexcept {
-  return load_relaxed(h->slots[front_slot(cls)].hot);
-}
-inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(class_hot_list(h, cls)); }
-inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
-  store_relaxed(h->slots[front_slot(cls)].hot, v);
-}
-// The hot list v's head, taken off: the rest goes into the slot.
-// The list's last object links to nothing, and is not read for it.
-inline std::uintptr_t hot_rest(std::uintptr_t v, const void *head) noexcept {
-  return VAM_LIKELY((v & 7) == 0) ? 0 : *static_cast<const std::uintptr_t *>(head) ^ g_free_key;
-}
-inline void *hot_pop(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
-  void *p = hot_head(v);
-  set_class_hot(h, cls, hot_rest(v, p));
-  return p;
-}
-// Is p on the hot list v? (A walk of at most kHotMax links.)
-inline bool hot_holds(std::uintptr_t v, const void *p) noexcept {
-  for (unsigned n = hot_length(v); n > 0; --n) {
-    if (hot_head(v) == p) return true;
-    if (n > 1) v = *static_cast<const std::uintptr_t *>(hot_head(v)) ^ g_free_key;
-  }
-  return false;
-}
-// A free into a full block onto its class's hot list, which holds one
-// object or more and has room: out of line (heap.cpp), so that free's fast
-// path, which pushes onto an empty list, saves no registers for this one.
-void hot_push(Heap *h, Block *b, void *p) noexcept;
-// Every hot object of h back to its block (heap.cpp): h's owner, or with h
-// no thread's.
-void hot_return_all(Heap *h) noexcept;
 
+// Empty pages the heap holds resident: its empty blocks not yet discarded
+// and its free large chunks' dirty pages. Both fall as the memory is handed
+// out again, so a heap that frees and allocates at the same pace stays
+// under its discard budget (discard.cpp).
+inline std::int64_t dirty_total(Heap *h) noexcept { return h->dirty_pages + h->large.dirty_pages(); }
+
+// ---- the heap's operations, by the file that defines them ------------------
+
+// heap.cpp
+Heap *heap_create() noexcept;
+void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept;
+void large_free_local(Heap *h, void *p) noexcept;  // p is a large object of h, freed by h's owner
+
+// reuse_order.cpp
+void *small_alloc_slow(Heap *h, unsigned cls) noexcept;  // the front cannot serve; null: no memory
+void small_free_slow(Heap *h, Block *b) noexcept;        // b was full (regain) or is empty (retire)
+void small_free_regained(Heap *h, Block *b) noexcept;    // b was full and took a free (VAM_ORDER)
+
+// block_lists.cpp
+void avail_remove(Heap *h, Block *b) noexcept;     // off its class's lists (a front: the next takes over)
+Block *get_block(Heap *h, unsigned cls) noexcept;  // an empty block set up for cls; null: no memory
+void retire(Heap *h, Block *b) noexcept;           // no live object: onto the empty lists
+
+// small_free.cpp
+// p, freed into full block b, onto a hot list that holds one object or more
+// and has room: out of line, so that free's fast path, which pushes onto an
+// empty list, saves no registers for this one.
+void hot_push(Heap *h, Block *b, void *p) noexcept;
+void drain_remote(Heap *h) noexcept;     // apply the frees on h's remote stack
+
+// hot_list.cpp
+void hot_return_all(Heap *h) noexcept;   // every hot object back to its block
+
+// discard.cpp
+void discard_block(Heap *h, Block *b, int kind) noexcept;  // b is empty, of block kind `kind`
+// Pages were just added to the dirty ones; `was_clean`: there were none.
+void note_dirty(Heap *h, bool was_clean) noexcept;
+// Discard every empty page now; unmap the segments found empty twice in a
+// row (once, and the carving ones too, for a heap no thread owns: `orphan`).
+void heap_collect(Heap *h, bool orphan = false) noexcept;
+// Discard the pages that stayed empty since the last aging; `now`: now_ms().
+void heap_age(Heap *h, std::int64_t now) noexcept;
+
+// abandon.cpp: a heap no thread owns keeps up to `room` empty pages until
+// they are due; each returns the pages kept.
+std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept;     // h's thread has exited
+std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept;  // collect h if its pages are due
+std::int64_t idle_limit() noexcept;         // the pages all abandoned heaps may keep
+bool heap_holds_nothing(Heap *h) noexcept;  // no live object: every block empty, no large object
+
+// A small object of class cls: the class's front block, else the slow path.
 inline void *small_alloc(Heap *h, unsigned cls) noexcept {
   if (void *p = small_alloc_front(class_front(h, cls))) return p;
   return small_alloc_slow(h, cls);
-}
-
-// Free fast path for an object of a block this thread's heap owns (or, in
-// drain_remote and for an abandoned heap, the heap being worked on: its owner).
-//
-// A free into a block in state `front` goes on the block's LIFO list, so the
-// next allocation from it reuses the object most likely still in cache
-// (§3.4). Those blocks are the one allocation is using (its class's front)
-// and the one a regain displaced from there, at the head of the waiting
-// list (heap.cpp, make_front). A free
-// into a full block goes on its list too, and makes it the front (§3.5):
-// the next malloc of its class hands out the object just freed. A free
-// into a block further down cannot be reused before that block is the front
-// again, by which time LIFO order means nothing: it sets the slot's bit in
-// `pending` instead, and the block's next use takes those slots in address
-// order — on a fragmented heap, consecutive objects then run forwards
-// through the page rather than jumping about in it.
-//
-// Hardening, in every build, from the block record already in cache: the
-// block holds live objects (not empty or never used: a double free of its
-// last object, or a pointer into the segment header), p is the start of a
-// slot (not q+8), and p's first word does not decode as a free-list link
-// (above; if it does, the block's list is walked to confirm: p on it is a
-// double free at any depth). A slot already pending is a double free.
-//
-// small_free_invalid never returns (it aborts) but is not declared
-// [[noreturn]]: a call to it is then a tail jump, and the fast path needs no
-// stack frame. Each field is read once (the relaxed store to `used` would
-// otherwise make the compiler read `state` and `free` again).
-void small_free_invalid(Block *b, void *p) noexcept;
-// p's first word looks like a link: abort if p is on b's free list, else
-// free it as small_free_local does. A tail call of the fast path, so that
-// the rare call costs the fast path no saved registers.
-void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept;
-
-// b was full and an object was just pushed on its list: b becomes the front
-// of its class in h, its heap (heap.cpp). A tail call of the fast path, like
-// the two above.
-void small_free_regained(Heap *h, Block *b) noexcept;
-
-// The second half of a free, the checks passed: `state`, `live` and `head`
-// are the block's fields as the caller read them.
-inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, BlockState state,
-                            std::uint16_t live, FreeObj *head) noexcept {
-  const std::uint16_t used = live - 1;
-  store_relaxed(b->used, used);
-  if (state == BlockState::waiting) {
-    const std::uint64_t word = b->pending[i / 64];
-    if (VAM_UNLIKELY(word >> (i % 64) & 1)) return small_free_invalid(b, p);
-    b->pending[i / 64] = word | std::uint64_t{1} << (i % 64);
-    b->has_pending = 1;
-    if (VAM_LIKELY(used != 0)) return;
-  } else {
-    auto *f = static_cast<FreeObj *>(p);
-    free_link_set(f, head);
-    b->free = f;
-    if (VAM_LIKELY(used != 0 && state == BlockState::front)) return;
-  }
-  small_free_slow(s->owner, b);  // the heap the caller works on: the owner (read here, off the fast path)
-}
-
-// In state st, with at least two live objects (so a free leaves one)?
-inline bool keeps_live(std::uint32_t word, BlockState st) noexcept {
-  constexpr std::uint32_t kMaxUsed = 0xffff;
-  return word - ((static_cast<std::uint32_t>(st) << 16) + 2) < kMaxUsed - 1;
-}
-
-// Every free small_free_local does not finish itself, with every check
-// (out of line, a tail call: heap.cpp). `prod`: p's offset in the block
-// times its recip, as small_free_local computed it.
-void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept;
-
-// The common free, into a front or full block that keeps live objects, is
-// finished here (a full block then becomes the front: small_free_regained);
-// a free into a waiting block, of a block's last object, or one any check
-// rejects, goes to small_free_other, which repeats the checks in full. One
-// product gives both the interior-pointer check and the slot: off * recip =
-// slot * 2^32 + frac, and off is a multiple of the size exactly when frac <
-// recip (size * recip = 2^32 + e, e < size, so a slot start leaves frac =
-// slot * e < off < 2^32 / size <= recip, and any other offset adds at least
-// recip: exact for every offset in a block of up to 64 KiB and every object
-// size of a page class, headers included, up to kPageMax + 16 bytes, which
-// VamPageClasses.SlotProductIsExact checks offset by offset; a pointer
-// before the block's first object, VAM_HEADERS=on, is accepted by no more
-// sizes than the old check, slot * size == off, accepted).
-//
-// `owner`: s->owner, given by a caller that has it at hand (free's fast
-// path: this thread's heap) so that the regain need not wait for the
-// segment header's load; read only on that branch.
-//
-// kFillHot (free's fast path only, where `owner` is this thread's heap): a
-// free into a full block, when its class's hot slot is empty, goes there and
-// leaves the block as it is (FrontSlot). A full block has nothing on its
-// list and nothing pending, so a double free of an object of it can only be
-// of the hot object: the compare with the slot is that check, and the
-// object's first word is not read.
-template <bool kFillHot, class Owner>
-inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner) noexcept {
-  Block *b = block_of(s, p, shift);
-  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
-                                              reinterpret_cast<std::uintptr_t>(b->start));
-  const std::uint32_t recip = b->recip;
-  const std::uint64_t prod = std::uint64_t{off} * recip;
-  const std::uint32_t word = use_state(b);
-  FreeObj *head = b->free;
-  // Two copies of the push, one per state, rather than one push and a test
-  // of the state after it: the common free, into the front, runs no more
-  // instructions than when it was the only state taken here. Each state's
-  // test is one compare of the block's use_state word: in state st with at
-  // least two live objects, word - (st * 2^16 + 2) is below 2^16 - 2.
-  if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip)) {
-    if (VAM_LIKELY(keeps_live(word, BlockState::front))) {
-      if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
-      used_dec(b, word);
-      auto *f = static_cast<FreeObj *>(p);
-      free_link_set(f, head);
-      b->free = f;
-      return;
-    }
-    if (keeps_live(word, BlockState::full)) {
-      if constexpr (kFillHot) {
-        if (VAM_LIKELY(g_layout.inline_fine != 0)) {
-          Heap *h = owner();
-          const unsigned cls = b->cls;
-          const std::uintptr_t hot = class_hot_list(h, cls);
-          // An empty list, as for every free of a program that frees and
-          // allocates one object of the class in turn: the object's address
-          // is the list, and nothing is written into it (hot_push marks it
-          // as the list's end if another object goes on top).
-          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
-          if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
-        }
-      }
-      if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
-      used_dec(b, word);
-      auto *f = static_cast<FreeObj *>(p);
-      free_link_set(f, head);
-      b->free = f;
-      return small_free_regained(owner(), b);
-    }
-  }
-  small_free_other(s, b, p, prod);
-}
-inline void small_free_local(Segment *s, void *p) noexcept {
-  small_free_local<false>(s, p, s->block_shift, [s] { return s->owner; });
-}
-
-// The chain first..last (linked through `next`) onto owner's remote stack:
-// one CAS, no lock (the owner drains later).
-inline void remote_push(Heap *owner, FreeObj *first, FreeObj *last) noexcept {
-  FreeObj *head = owner->remote.load(std::memory_order_relaxed);
-  do {
-    last->next = head;
-  } while (!owner->remote.compare_exchange_weak(head, first, std::memory_order_release,
-                                                std::memory_order_relaxed));
-  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
-}
-
-// Free into another thread's heap, alone.
-inline void remote_free(Heap *owner, void *p) noexcept {
-  auto *f = static_cast<FreeObj *>(p);
-  remote_push(owner, f, f);
-}
-
-// Remote frees of small objects, batched per owner (docs/vam.md, "Threads").
-// One CAS per remote free put the owner's `remote` line in play on every
-// free, and the owner reads that line in each of its slow paths: the line
-// went back and forth between the cores. A thread links such frees into a
-// batch per owner and pushes the whole chain with one CAS (remote_flush,
-// heap.cpp) once it holds kRemoteBatch objects, when another owner needs
-// its slot, in vam_stats, vam_collect and at the thread's exit
-// (remote_flush_all; free_checked batches only once that exit is sure to
-// come, `on` below). Frees into an orphan heap are not batched: nobody
-// would send them on.
-inline constexpr unsigned kRemoteSlots = 4;         // owners batched at once (direct-mapped)
-inline constexpr std::uint32_t kRemoteBatch = 32;   // objects per CAS
-struct RemoteBatch {
-  Heap *heap;      // the owner, or null
-  FreeObj *head;   // the last object freed; its chain ends at tail
-  FreeObj *tail;   // the first object freed (next is null until sent)
-  std::uint32_t count;
-};
-struct RemoteBatches {
-  RemoteBatch slot[kRemoteSlots];
-  // The thread's exit sends its batches (thread_done): `on` once the thread
-  // is registered for that (with its heap, or, for a thread that only frees,
-  // with none: remote_batching_start), cleared when it has run. `decided`:
-  // no further try to register.
-  bool on;
-  bool decided;
-};
-extern __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec")));
-void remote_flush(RemoteBatch &b) noexcept;
-void remote_flush_all() noexcept;
-// A thread with no heap frees remotely: register it so that its exit sends
-// its batches (threads.cpp). False if it cannot be (then it never batches).
-bool remote_batching_start() noexcept;
-
-// The owner's drain follows the chain one object at a time, and each object
-// is a miss (another core wrote it): the drain was 25% of rptest's time and
-// 32% of xmalloc's, nearly all of it on the load of the next link. So a
-// batched object with room for a second word (every object of a medium
-// segment: 32 bytes or more) carries a hint there, `ahead`: the object
-// kRemoteAhead places further down its batch, which the drain prefetches,
-// keeping several misses in flight. Bit 0 of the link says the hint is set
-// (objects are 8-aligned); remote_next masks it. Only a hint: the chain
-// alone says which objects are freed.
-inline constexpr unsigned kRemoteAhead = 4;
-inline constexpr std::uintptr_t kAheadBit = 1;
-struct RemoteObj {
-  std::uintptr_t link;  // the next object, | kAheadBit when `ahead` is set
-  FreeObj *ahead;
-};
-inline FreeObj *remote_next(const FreeObj *f) noexcept {
-  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) & ~kAheadBit);
-}
-
-// `roomy`: p's object has room for the hint (a medium segment's).
-inline void remote_free_batched(Heap *owner, void *p, bool roomy) noexcept {
-  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
-  RemoteBatch &b = t_remote.slot[(reinterpret_cast<std::uintptr_t>(owner) >> 12) % kRemoteSlots];
-  if (VAM_UNLIKELY(b.heap != owner)) {
-    if (b.count) remote_flush(b);
-    b.heap = owner;
-  }
-  auto *f = static_cast<FreeObj *>(p);
-  // The bit marks room here; remote_flush sets the hint or clears the bit.
-  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b.head) | std::uintptr_t{roomy});
-  if (!b.head) b.tail = f;
-  b.head = f;
-  if (++b.count == kRemoteBatch) remote_flush(b);
 }
 
 }  // namespace alloclab::vam

@@ -5,7 +5,7 @@
 //    │                    and its segments' transparent huge pages (VAM_HUGEPAGES)
 //    └ SegmentSource      the process's one source (segment_source.hpp)
 //
-// A heap's block segments (heap.cpp) and large-object regions
+// A heap's block segments (block_lists.cpp) and large-object regions
 // (large_region.cpp) are mapped, discarded and unmapped only through here,
 // so the counts vam_stats() reports and the huge-page advice follow every
 // such change by construction, not by each caller remembering to.

@@ -117,7 +117,7 @@ class LargeHeap {
   bool resize(void *p, std::size_t n) noexcept;
   // Discard the pages of every free chunk still marked dirty. `aging`: only
   // those of chunks already dirty at the previous aging sweep; the others
-  // stay dirty, no longer young (heap.cpp, heap_age).
+  // stay dirty, no longer young (discard.cpp, heap_age).
   void sweep(bool aging = false) noexcept;
   // Every chunk on the quick lists (above) through the coalescing free; a
   // full sweep does it first.

@@ -22,6 +22,7 @@
 #include <cstddef>
 
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
 #include "vam/size_classes.hpp"
 
@@ -44,7 +45,8 @@ namespace alloclab::vam {
 }
 
 // §3.2–3.5: up to VAM_PAGE_MAX, headerless objects in page blocks of one class,
-// reap allocation inside each block, blocks kept in Vam's order (heap.hpp).
+// reap allocation inside each block, blocks kept in Vam's order (heap.hpp
+// lists the files).
 // The geometry switches (VAM_CLASSES, VAM_HEADERS, VAM_BLOCK_ALLOC,
 // VAM_BLOCK_PAGES) are this heap's options, g_layout, settled before its
 // first block is carved (size_classes.hpp).

@@ -51,11 +51,12 @@ struct FreeObj {
   FreeObj *next;
 };
 
-// Life of a page block: fresh (never used) -> available in its class
-// (heap.cpp, make_front): the front (allocation takes objects from it; also
-// the block a regain displaced from there, the waiting list's head: frees
-// go on the LIFO list of both) or waiting behind it <-> full (in no list) -> empty (in the heap's
-// empty list, reusable for any class of the same block size).
+// Life of a page block (block_lists.hpp): fresh (never used) -> available
+// in its class: `front` (the block allocation takes objects from, and the
+// block a regain displaced from there, the waiting list's head; frees go on
+// the LIFO list of both) or `waiting` behind it <-> `full` (in no list) ->
+// `empty` (on the heap's empty lists, reusable for any class of the same
+// block size).
 enum class BlockState : std::uint8_t { fresh = 0, front, waiting, full, empty };
 
 // Most slots per block: 4096 / 8 (the smallest class in a one-page block).
@@ -70,17 +71,17 @@ struct alignas(128) Block {
   char *start;
   std::uint32_t size;   // object size
   // `used`, `state` and `zero` form one aligned 32-bit word, which free's
-  // fast path reads and tests at once (use_state, heap.hpp): `zero` is never
+  // fast path reads and tests at once (use_state, free_list.hpp): `zero` is never
   // written, so the word is used + state * 2^16.
   std::uint16_t used;   // live objects
   BlockState state;
   std::uint8_t zero;
   std::uint8_t cls;
   std::uint8_t has_pending;  // some bit of `pending` is set
-  std::uint8_t young;   // empty and dirty since the last aging sweep (heap.cpp, heap_age)
+  std::uint8_t young;   // empty and dirty since the last aging sweep (discard.cpp, heap_age)
   std::uint8_t discarded;  // pages given back; contents read as zero
   std::uint32_t recip;  // ceil(2^32 / size): slot = (offset * recip) >> 32, exact here
-  // Slots freed while the block was not its class's front block (heap.hpp):
+  // Slots freed while the block was waiting (small_free.hpp):
   // they become the free list, in address order, when the block is next used.
   std::uint64_t pending[kMaxSlots / 64];
 
@@ -114,12 +115,11 @@ static_assert(segment_header_bytes(kSmallBlockBytes) == 132 * 1024);
 static_assert(segment_header_bytes(kMediumBlockBytes) == 48 * 1024);
 
 // The fields every free reads (kind, owner, block_shift; touched_end for a
-// large object) sit in the
-// header's second cache line, not its first: segments are 4 MiB aligned, so
-// every segment's first line falls in the same set of a 64-set L1 (set 0),
-// the set every page-aligned thing shares -- the first line of every block
-// and page, and of every object of 256, 512 or 1024 bytes. There a free's
-// segment read was evicted between frees 27% of the time on sqlite3
+// large object) sit in the header's second cache line, not its first:
+// segments are 4 MiB aligned, so every segment's first line falls in the
+// same set of a 64-set L1 (set 0), the set every page-aligned thing shares
+// -- the first line of every block and page, and of every object of 256,
+// 512 or 1024 bytes -- where a free's read of it is evicted between frees
 // (docs/vam.md, "Cache sets"). The line stays inside the 128 bytes before a
 // huge object (kHugeOffset).
 struct Segment {
@@ -137,7 +137,7 @@ struct Segment {
   std::uint32_t block_shift;   // small: 12, medium: 14
   Heap *owner;                 // never changes; heaps pass between threads whole
   std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
-  std::uint32_t idle;          // small/medium: collections that found it empty (heap.cpp)
+  std::uint32_t idle;          // small/medium: collections that found it empty (discard.cpp)
   std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
   char *touched_end;           // large: end of the part ever handed out (for pages in use)
 
@@ -170,11 +170,17 @@ inline Segment *object_segment(const void *p) noexcept {
 }
 
 // `shift`: s->block_shift, or a copy of it the caller already holds (free's
-// fast path keeps one per verified segment, heap.hpp).
+// fast path keeps one per verified segment, free_cache.hpp).
 inline Block *block_of(Segment *s, const void *p, std::size_t shift) noexcept {
   const std::size_t i = (reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(s)) >> shift;
   return s->blocks() + i;
 }
 inline Block *block_of(Segment *s, const void *p) noexcept { return block_of(s, p, s->block_shift); }
+
+// First byte of a block's pages (its objects start `header` bytes in, and a
+// page class's its colour bytes more: size_classes.hpp, block_colour).
+inline char *block_base(const Block *b) noexcept {
+  return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(b->start) & ~(kPage - 1));
+}
 
 }  // namespace alloclab::vam

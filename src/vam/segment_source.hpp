@@ -1,5 +1,5 @@
 // segment_source.hpp — the one place libvam's segments come from and go back
-// to: block segments (heap.cpp), large-object regions (large_region.cpp) and
+// to: block segments (block_lists.cpp), large-object regions (large_region.cpp) and
 // huge objects' mappings (huge.cpp) are all chunks of SegmentSource.
 //
 //   SegmentSource = RegisteredSegments       every chunk recorded in the

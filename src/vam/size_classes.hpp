@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>  // colours_fit's loop over the two header sizes
 
 namespace alloclab::vam {
 
@@ -44,7 +45,7 @@ inline constexpr std::size_t kMediumBlockBytes = 4 * kPage;  // classes 32..1024
 inline constexpr std::size_t kMediumMin = 17;                // smallest size in a four-page block
 inline constexpr unsigned kMaxBlockShift = 16;               // 64 KiB: the most a block grows to
 // Block kinds: a block of kind k is kPage << k bytes (one page .. 16 pages).
-// Each kind has its own segments, carving and empty lists (heap.cpp).
+// Each kind has its own segments, carving and empty lists (block_lists.cpp).
 inline constexpr unsigned kBlockKinds = kMaxBlockShift - 12 + 1;
 inline constexpr unsigned kBlockObjects = 32;                // the fewest objects a block grows to hold
 
@@ -116,12 +117,12 @@ static_assert(classes_fit());
 // object of every such block sits at the block's start, 64 KiB-aligned, so
 // in L1 set 0 (docs/vam.md, "Cache sets"), as does every object of the
 // 2048-, 4096- and 8192-byte classes: a program whose few big arrays are each
-// the first of its class (perl's stacks and hash arrays) had them all fight
-// over one set's 8 lines. So objects start `colour` bytes in, a multiple of
+// the first of its class (perl's stacks and hash arrays) would have them all
+// fight over one set's 8 lines. So objects start `colour` bytes in, a multiple of
 // 64 chosen by the block's index in its segment, and a block whose objects
 // leave less than kColourBytes at its end holds fewer of them (the pages of
 // its tail are never touched: no memory, only address space). The colour
-// stays below 1 KiB: free's slot check (heap.hpp, small_free_local) rejects
+// stays below 1 KiB: free's slot check (small_free.hpp, small_free_local) rejects
 // every pointer that far before the first object (VamPageClasses tests it),
 // and never leaves a slot's room at the block's end, where a pointer would
 // pass it as one slot past the last.
@@ -131,7 +132,7 @@ static_assert(classes_fit());
 // the 4096- and 8192-byte classes all in one: a program's few big arrays of
 // one class would share its 8 lines. Such a class's objects are one line
 // more apart, object i starting i lines further round the sets (docs/vam.md,
-// "Strides"). The 64 bytes are usable; slot and slot check use the stride.
+// "Page classes above 1 KiB"). The 64 bytes are usable; slot and slot check use the stride.
 constexpr std::size_t page_stride(std::size_t size) noexcept {
   return size > 1024 && size % 1024 == 0 ? size + 64 : size;
 }

@@ -9,7 +9,9 @@
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/heap_hooks.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 
@@ -32,7 +34,7 @@ void count_block_objects(Heap *h, std::int64_t *class_live) noexcept {
       if (cls < kNumClasses) class_live[cls] += load_relaxed(b.used);
     }
   }
-  // Objects on a hot list are free, though their blocks count them (heap.hpp, FrontSlot).
+  // Objects on a hot list are free, though their blocks count them (hot_list.hpp).
   for (unsigned c = 0; c < kNumClasses; ++c)
     class_live[c] -= hot_length(class_hot_list(h, c));
 }

@@ -10,9 +10,11 @@
 #include <atomic>
 
 #include "vam/api.hpp"
+#include "vam/free_cache.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 
@@ -92,17 +94,16 @@ int live_heaps() noexcept { return g.live.load(std::memory_order_relaxed); }
 // makes us the heaps' only user (adoption needs the lock too). Emptied
 // blocks and large chunks are then discarded per VAM_DISCARD.
 //
-// The frees themselves also see to it (orphan_freed): without that, a
-// program whose threads exit after allocating while main frees everything
-// kept it all resident until some thread next mapped a segment.
+// The frees themselves also see to it (orphan_freed), for a program whose
+// threads exit after allocating while main frees everything and maps
+// nothing more.
 namespace {
 
 // With g.lock held. The pages the heap kept at its abandonment go back too,
 // once due (heap_sweep_idle). Pages the frees emptied are not kept for a
 // next thread the way those are: beyond the ones it kept at its thread's
-// exit, an orphan keeps at most VAM_DISCARD_THRESHOLD pages (a lone thread's
-// budget let 16 exited threads' heaps hold 16 MiB after main freed their
-// objects, where glibc kept under 3), and none once frees into it have
+// exit, an orphan keeps at most VAM_DISCARD_THRESHOLD pages, not a lone
+// thread's budget (docs/vam.md, "Threads"), and none once frees into it have
 // emptied it: they are over, and it is collected at once. (A heap that was
 // empty at its thread's exit keeps its pages for the next thread.)
 void apply_orphan_frees(Heap *h) noexcept {

@@ -14,12 +14,16 @@
 #include "layers/os.hpp"
 #include "vam/api.hpp"
 #include "vam/check.hpp"
+#include "vam/free_cache.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
+#include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
 #include "vam/object_heap.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 #include "vam/segment_map.hpp"
+#include "vam/small_free.hpp"
 
 namespace alloclab::vam {
 
@@ -159,8 +163,7 @@ void *malloc_other(std::size_t n) noexcept {
 // segment map says whether vam has a segment at s, then its header says
 // who owns it. A block segment of this thread's heap goes in t_free_seg.
 // free_impl (api.hpp) jumps here: a remote free (most frees in a
-// producer/consumer program) pays the fast path's compare and one jump, as
-// when free was a wrapper over free_impl with this inline.
+// producer/consumer program) pays the fast path's compare and one jump.
 void free_checked(Segment *s, void *p) noexcept {
   if (p == nullptr) return;
   // A pointer libvam never handed out (stack, static, another mapping) has
@@ -226,10 +229,10 @@ bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= ha
 // move at every step or two, each move a copy of all of it; with the slack
 // it moves once per eighth of growth, and the copies add up to a few times
 // its final size (docs/vam.md, "Limits and known gaps"). The slack stops at
-// the end of the fine classes: one near 1 KiB stays there rather than
-// take a slot a quarter too big (python3 ran 1.6% more instructions when
-// that slot was in the large-object heap). The page classes above are an
-// eighth apart, their own slack, and get none more.
+// the end of the fine classes: an object near 1 KiB stays there rather than
+// take a slot a quarter too big in the large-object heap, which costs
+// python3 instructions. The page classes above are an eighth apart, their
+// own slack, and get none more.
 std::size_t realloc_request(std::size_t n, std::size_t have) noexcept {
   std::size_t want = n;
   if (n > have && n <= static_cast<std::size_t>(options().large_max)) {

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -201,16 +202,44 @@ TEST_F(ReapTest, StatsCountLiveObjectsAndBytes) {
   EXPECT_EQ(s.live_bytes, 0u);
 }
 
+// Usable after a clear means the reap's contract holds again: new objects of
+// every size come aligned, apart from one another, counted, and keep their
+// bytes while more are made after them; a reap proper serves them from the
+// memory the clear kept (no more footprint than before it), and a freed one
+// is the next object of its size. (The region emulator's objects are
+// malloc's: their placement and reuse are malloc's business.)
 TEST_F(ReapTest, FreeAllFreesEveryObjectAndTheReapStaysUsable) {
   for (int i = 0; i < 10000; ++i) ASSERT_NE(reap_malloc(r, 1 + i % 300), nullptr);
   ASSERT_NE(reap_malloc(r, 1 << 20), nullptr);
+  const reap_stats_t full = stats();
   reap_free_all(r);
   EXPECT_EQ(stats().live_objects, 0u);
   EXPECT_EQ(stats().live_bytes, 0u);
-  auto *p = static_cast<char *>(reap_malloc(r, 50));
-  ASSERT_NE(p, nullptr);
-  std::strcpy(p, "usable");
-  EXPECT_STREQ(p, "usable");
+  struct Obj {
+    char *p;
+    std::size_t n;
+  };
+  std::vector<Obj> objs;
+  for (std::size_t n = 1; n <= 4096; n = n * 3 / 2 + 1) {
+    auto *p = static_cast<char *>(reap_malloc(r, n));
+    ASSERT_NE(p, nullptr) << n;
+    EXPECT_TRUE(aligned(p, n >= 16 ? 16 : 8)) << n;
+    EXPECT_GE(reap_usable_size(r, p), n);
+    fill(p, n, static_cast<unsigned>(n));
+    objs.push_back({p, n});
+  }
+  EXPECT_EQ(stats().live_objects, objs.size());
+  std::vector<Obj> by_address = objs;
+  std::sort(by_address.begin(), by_address.end(), [](const Obj &a, const Obj &b) { return a.p < b.p; });
+  for (std::size_t i = 1; i < by_address.size(); ++i)
+    EXPECT_LE(by_address[i - 1].p + by_address[i - 1].n, by_address[i].p) << by_address[i - 1].n;
+  for (int i = 0; i < 2000; ++i) fill(reap_malloc(r, 1 + i % 300), 1 + i % 300, 7);
+  for (const Obj &o : objs) EXPECT_TRUE(holds(o.p, o.n, static_cast<unsigned>(o.n))) << o.n;
+  if (stats().emulated) return;
+  EXPECT_LE(stats().footprint_bytes, full.footprint_bytes);
+  const Obj victim = objs[objs.size() / 2];
+  reap_free(r, victim.p);
+  EXPECT_EQ(reap_malloc(r, victim.n), victim.p) << victim.n;
 }
 
 bool mapped(const void *p) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <new>
 #include <string>
@@ -39,11 +40,12 @@ namespace {
 // Keep the compiler from eliding malloc/free pairs in tests.
 void *volatile sink;
 
-size_t live() {
+vam_stats_t stats() {
   vam_stats_t s;
   vam_stats(&s);
-  return s.live_bytes;
+  return s;
 }
+size_t live() { return stats().live_bytes; }
 
 bool aligned(const void *p, size_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; }
 
@@ -187,14 +189,52 @@ TEST(VamOverride, StandardContainersAndStringsWork) {
   EXPECT_EQ(total, 1485000u);
 }
 
+// Threads' objects from new[] and from malloc are vam's: while every
+// thread holds its own, vam's statistics count them all, object by object
+// and byte by byte; once the threads have freed them and exited, the count
+// is back where it was. (Statistics, not vam_usable_size: a pointer that is
+// not vam's would crash that.)
 TEST(VamOverride, ThreadsUseTheOverriddenMalloc) {
+  constexpr int kThreads = 4;
+  constexpr int kPer = 10000;  // objects a thread holds, half from new[], half from malloc
+  const vam_stats_t before = stats();
+  std::atomic<int> holding{0};
+  std::atomic<bool> counted{false};
+  std::atomic<size_t> bytes{0};
+  std::atomic<int> failed{0};
   std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t)
-    ts.emplace_back([] {
-      std::vector<std::unique_ptr<char[]>> v;
-      for (int i = 0; i < 10000; ++i) v.emplace_back(new char[i % 2000 + 1]);
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      std::vector<std::unique_ptr<char[]>> news;
+      std::vector<void *> mallocs;
+      size_t mine = 0;
+      for (int i = 0; i < kPer; ++i) {
+        const size_t n = i % 2000 + 1;
+        void *p;
+        if (i % 2 == 0) {
+          news.emplace_back(new char[n]);
+          p = news.back().get();
+        } else {
+          mallocs.push_back(malloc(n));
+          p = mallocs.back();
+        }
+        if (p == nullptr) failed.fetch_add(1);
+        mine += n;
+      }
+      bytes.fetch_add(mine);
+      holding.fetch_add(1);
+      while (!counted.load()) std::this_thread::yield();
+      for (void *p : mallocs) free(p);
     });
+  while (holding.load() < kThreads) std::this_thread::yield();
+  const vam_stats_t held = stats();
+  counted.store(true);
   for (auto &t : ts) t.join();
+  const vam_stats_t after = stats();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GE(held.live_objects, before.live_objects + kThreads * kPer);
+  EXPECT_GE(held.live_bytes, before.live_bytes + bytes.load());
+  EXPECT_LT(after.live_objects, before.live_objects + kPer / 10);
 }
 
 }  // namespace

@@ -1,0 +1,116 @@
+// free_list.hpp — a block's own objects: reap allocation from one block
+// (bump, then the list of freed objects, paper §3.4), the list's encoding,
+// and the block's live count as free's fast path reads and writes it.
+//
+// Invariants of a block b in use:
+// - Every link of b's list is XOR-ed with g_free_key (b->free itself is
+//   plain), and the list ends in b's segment base, never in null.
+// - malloc clears the first word of every object it hands out, popped or
+//   bumped, so that a live object's first word decodes into its segment
+//   only if the program wrote such a word.
+// - b->used counts the objects out of b, hot ones included; only the heap's
+//   owner writes it, one store at a time (statistics read it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vam/check.hpp"
+#include "vam/segment.hpp"
+
+namespace alloclab::vam {
+
+// Why the encoding: g_free_key is a per-process random word with its top bit
+// set, so the first word of a freed object, decoded, lies in its own
+// segment, while a live object's almost never does: null, small integers
+// and user-space pointers decode with the top bit set. A free that finds
+// such a word walks the list to confirm (small_free_suspect): a double free
+// is caught however many frees came between, for an XOR on each push and
+// pop and a compare of the word the push overwrites anyway.
+extern std::uintptr_t g_free_key VAM_HIDDEN;
+void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
+
+inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
+  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
+}
+inline void free_link_set(FreeObj *f, const FreeObj *next) noexcept {
+  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(next) ^ g_free_key);
+}
+// The end of every block free list: the segment base of the block record.
+inline FreeObj *free_list_end(const Block *b) noexcept {
+  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b) & ~(kSegmentBytes - 1));
+}
+// An object, not the end (nor the null of a record never used).
+inline bool free_list_has(const FreeObj *f) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(f) & (kSegmentBytes - 1)) != 0;
+}
+// Does p's first word, decoded, point into p's own segment, as a link of a
+// free list does?
+inline bool looks_freed(const void *p) noexcept {
+  const std::uintptr_t w = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
+  return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
+}
+
+// A block's `used` and `state` read at once (segment.hpp, Block): used +
+// state * 2^16, so that free's fast path tests both with one load and one
+// compare per state (small_free.hpp, keeps_live).
+inline std::uint32_t use_state(const Block *b) noexcept {
+  std::uint32_t w;
+  __builtin_memcpy(&w, reinterpret_cast<const char *>(b) + offsetof(Block, used), sizeof w);
+  return w;
+}
+
+// One more live object in b, and one fewer (`word`: use_state(b), used >
+// 0), each one store. malloc's is an x86 add to memory, one instruction
+// where a relaxed atomic store of the value plus one compiles to three.
+// free stores the whole use_state word: its fast path loads that word, and
+// a load wider than the store before it cannot take its value from the
+// store buffer, so a run of frees into one block would wait on the cache at
+// every free (docs/vam.md, "One word for free's tests"). used > 0, so the
+// borrow never reaches `state`. Sanitizer builds keep the atomic form.
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
+inline void used_dec(Block *b, std::uint32_t word) noexcept {
+  word -= 1;
+  __builtin_memcpy(reinterpret_cast<char *>(b) + offsetof(Block, used), &word, sizeof word);
+}
+#else
+inline void used_inc(Block *b) noexcept { store_relaxed<std::uint16_t>(b->used, b->used + 1); }
+inline void used_dec(Block *b, std::uint32_t word) noexcept {
+  store_relaxed<std::uint16_t>(b->used, static_cast<std::uint16_t>(word - 1));
+}
+#endif
+
+// Reap allocation from one block (§3.4): reuse a freed object, else bump;
+// null when the block is used up (the caller's slow path: small_alloc_slow,
+// or malloc_miss). small_alloc_block takes a record (g_no_front included),
+// small_alloc_front a front that may be null.
+inline void *small_alloc_block(Block *b) noexcept {
+  if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
+    b->free = free_link_decode(f);
+    f->next = nullptr;  // live again: its first word no longer decodes as a link
+    used_inc(b);
+    return f;
+  }
+  if (VAM_LIKELY(b->bump < b->end)) {
+    char *p = b->bump;
+    if (p == nullptr) __builtin_unreachable();  // bump < end: so the caller tests no null
+    b->bump = p + b->size;
+    // A reused block still holds the links of its last use, some of them
+    // now at object starts: cleared, as for an object taken off the list,
+    // so that its free does not walk the block's list (small_free_suspect).
+    reinterpret_cast<FreeObj *>(p)->next = nullptr;
+    used_inc(b);
+    return p;
+  }
+  return nullptr;
+}
+inline void *small_alloc_front(Block *b) noexcept { return VAM_LIKELY(b != nullptr) ? small_alloc_block(b) : nullptr; }
+
+// Is q within b's objects (from its first to its end)?
+inline bool block_holds(const Block *b, const void *q) noexcept {
+  return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
+         static_cast<std::uintptr_t>(b->end - b->start);
+}
+
+}  // namespace alloclab::vam

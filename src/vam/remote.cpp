@@ -1,0 +1,45 @@
+// remote.cpp — a thread's batches of remote frees, sent (remote.hpp).
+#include "vam/remote.hpp"
+
+namespace alloclab::vam {
+
+__thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
+
+// The batch goes onto its owner's remote stack with one CAS. First its chain
+// is walked: `count` distinct objects link head to tail, and tail ends it.
+// An object freed twice into one batch breaks that (the second push links it
+// to a later object, so the chain loops or ends early), and would otherwise
+// cut the objects behind it off the owner's list. The objects were written
+// by this thread a moment ago: the walk reads cached lines, once per object.
+// The same walk writes the drain's hints (remote.hpp, RemoteObj): each object
+// marked roomy gets the one kRemoteAhead places on; the last few, with none
+// that far, lose the mark.
+void remote_flush(RemoteBatch &b) noexcept {
+  FreeObj *back[kRemoteAhead] = {};
+  FreeObj *f = b.head;
+  std::uint32_t n = 0;
+  for (;;) {
+    FreeObj *&slot = back[n % kRemoteAhead];
+    if (slot && (reinterpret_cast<std::uintptr_t>(slot->next) & kAheadBit))
+      reinterpret_cast<RemoteObj *>(slot)->ahead = f;
+    slot = f;
+    if (++n == b.count || f == b.tail) break;
+    f = remote_next(f);
+    if (f == nullptr) break;
+  }
+  if (VAM_UNLIKELY(f != b.tail || n != b.count || remote_next(b.tail) != nullptr))
+    corruption("free(): double free detected (from another thread)", b.tail);
+  for (FreeObj *o : back)
+    if (o) o->next = remote_next(o);
+  FreeObj *first = b.head, *last = b.tail;
+  b.head = b.tail = nullptr;
+  b.count = 0;
+  remote_push(b.heap, first, last);
+}
+
+void remote_flush_all() noexcept {
+  for (RemoteBatch &b : t_remote.slot)
+    if (b.count) remote_flush(b);
+}
+
+}  // namespace alloclab::vam

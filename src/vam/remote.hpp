@@ -1,0 +1,98 @@
+// remote.hpp — a free into another thread's heap: pushed onto the owner's
+// remote stack, alone or in batches, for the owner to apply in its slow
+// paths (drain_remote, small_free.cpp) as local frees, checks included.
+// Any thread pushes (a CAS); only the owner takes, the whole stack at once
+// (an exchange): no lock and no ABA. A heap no thread drains (`orphan`)
+// gets its frees one by one, counted by the freeing thread (orphan_freed).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "vam/check.hpp"
+#include "vam/heap.hpp"
+#include "vam/segment.hpp"
+
+namespace alloclab::vam {
+
+// The chain first..last (linked through `next`) onto owner's remote stack:
+// one CAS, no lock (the owner drains later).
+inline void remote_push(Heap *owner, FreeObj *first, FreeObj *last) noexcept {
+  FreeObj *head = owner->remote.load(std::memory_order_relaxed);
+  do {
+    last->next = head;
+  } while (!owner->remote.compare_exchange_weak(head, first, std::memory_order_release,
+                                                std::memory_order_relaxed));
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
+}
+
+// Free into another thread's heap, alone.
+inline void remote_free(Heap *owner, void *p) noexcept {
+  auto *f = static_cast<FreeObj *>(p);
+  remote_push(owner, f, f);
+}
+
+// Remote frees of small objects, batched per owner: a CAS per free would
+// keep the owner's `remote` line, which it reads in every slow path, moving
+// between the cores (docs/vam.md, "Threads"). A batch goes with one CAS
+// (remote_flush) once it holds kRemoteBatch objects, when another owner
+// needs its slot, in vam_stats, vam_collect and at the thread's exit
+// (remote_flush_all). A thread batches only once its exit is sure to send
+// what it holds (`on`), and never into an orphan heap.
+inline constexpr unsigned kRemoteSlots = 4;         // owners batched at once (direct-mapped)
+inline constexpr std::uint32_t kRemoteBatch = 32;   // objects per CAS
+struct RemoteBatch {
+  Heap *heap;      // the owner, or null
+  FreeObj *head;   // the last object freed; its chain ends at tail
+  FreeObj *tail;   // the first object freed (next is null until sent)
+  std::uint32_t count;
+};
+struct RemoteBatches {
+  RemoteBatch slot[kRemoteSlots];
+  // The thread's exit sends its batches (thread_done): `on` once the thread
+  // is registered for that (with its heap, or, for a thread that only frees,
+  // with none: remote_batching_start), cleared when it has run. `decided`:
+  // no further try to register.
+  bool on;
+  bool decided;
+};
+extern __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec")));
+void remote_flush(RemoteBatch &b) noexcept;
+void remote_flush_all() noexcept;
+// A thread with no heap frees remotely: register it so that its exit sends
+// its batches (threads.cpp). False if it cannot be (then it never batches).
+bool remote_batching_start() noexcept;
+
+// The drain follows the chain one object at a time, each a miss (another
+// core wrote it). So a batched object with room for a second word (a
+// medium segment's: 32 bytes or more) carries a hint there, `ahead`, the
+// object kRemoteAhead places further down its batch, which the drain
+// prefetches. Bit 0 of the link says the hint is set; remote_next masks it.
+// Only a hint: the chain alone says which objects are freed.
+inline constexpr unsigned kRemoteAhead = 4;
+inline constexpr std::uintptr_t kAheadBit = 1;
+struct RemoteObj {
+  std::uintptr_t link;  // the next object, | kAheadBit when `ahead` is set
+  FreeObj *ahead;
+};
+inline FreeObj *remote_next(const FreeObj *f) noexcept {
+  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) & ~kAheadBit);
+}
+
+// `roomy`: p's object has room for the hint (a medium segment's).
+inline void remote_free_batched(Heap *owner, void *p, bool roomy) noexcept {
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
+  RemoteBatch &b = t_remote.slot[(reinterpret_cast<std::uintptr_t>(owner) >> 12) % kRemoteSlots];
+  if (VAM_UNLIKELY(b.heap != owner)) {
+    if (b.count) remote_flush(b);
+    b.heap = owner;
+  }
+  auto *f = static_cast<FreeObj *>(p);
+  // The bit marks room here; remote_flush sets the hint or clears the bit.
+  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b.head) | std::uintptr_t{roomy});
+  if (!b.head) b.tail = f;
+  b.head = f;
+  if (++b.count == kRemoteBatch) remote_flush(b);
+}
+
+}  // namespace alloclab::vam

@@ -1,0 +1,116 @@
+// small_free.cpp — the frees small_free_local (small_free.hpp) does not
+// finish, with every check and the aborts they end in; the push onto a hot
+// list; and the owner's drain of its remote frees, here so that the
+// compiler inlines small_free_other's common case into the drain's loop.
+#include "vam/small_free.hpp"
+
+#include "vam/free_cache.hpp"
+#include "vam/remote.hpp"
+
+namespace alloclab::vam {
+
+__thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = kNoFreeSegs;
+
+// p's first word decodes as a link: p on the block's list is a double free,
+// however many frees came between; otherwise the word is the program's data
+// and the free goes on. The walk stops at anything outside the block, so a
+// list that use-after-free writes have broken ends it without a fault.
+void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept {
+  std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
+  for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0; f = free_link_decode(f)) {
+    if (f == p) corruption("free(): double free detected", p);
+    if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
+  }
+  small_free_push(s, b, p, slot, b->state, b->used, b->free);
+}
+
+namespace {
+
+// Every free small_free_other does not finish itself: every check again.
+[[gnu::noinline]] void small_free_general(Segment *s, Block *b, void *p) noexcept {
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  FreeObj *head = b->free;
+  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
+    return small_free_invalid(b, p);
+  if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
+  small_free_push(s, b, p, i, state, live, head);
+}
+
+}  // namespace
+
+// The most common free small_free_local leaves, into a waiting block that
+// keeps live objects, is finished here with no stack frame, after the same
+// slot-start check (`prod`): the slot's pending bit, a bit already set a
+// double free. The rest go to small_free_general, every check again.
+void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
+  const BlockState state = b->state;
+  const std::uint16_t live = b->used;
+  const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip;
+  const auto i = static_cast<std::uint32_t>(prod >> 32);
+  if (VAM_LIKELY(state == BlockState::waiting && live > 1 && slot_start)) {
+    std::uint64_t &word = b->pending[i / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if (VAM_UNLIKELY(word & bit)) return small_free_invalid(b, p);
+    word |= bit;
+    b->has_pending = 1;
+    store_relaxed<std::uint16_t>(b->used, live - 1);
+    return;
+  }
+  small_free_general(s, b, p);
+}
+
+void hot_push(Heap *h, Block *b, void *p) noexcept {
+  const unsigned cls = b->cls;
+  const std::uintptr_t hot = class_hot_list(h, cls);
+  auto *w = static_cast<std::uintptr_t *>(p);
+  void *head = hot_head(hot);
+  if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
+  // A second object of the head's full block (a program freeing objects
+  // that were made together, as a container's elements): the block is
+  // regained, its object on the list goes back to it (hot_reclaim), and the
+  // frees after go onto its own list on the fast path. The list is for
+  // frees into different blocks.
+  if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
+  // A list of one is its object alone, its first word untouched (free's
+  // fast path): with another on top it becomes the end, and says so.
+  if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
+  // Every object on a list of two or more holds its link. p's first word
+  // decodes as one (a user-space address, or 0) when p is on the list, or
+  // by chance: 1 in 2^17 for data, never for null, small integers or
+  // pointers (g_free_key's top bit).
+  else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
+  *w = hot ^ g_free_key;
+  set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
+}
+
+void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp)
+  const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                            reinterpret_cast<std::uintptr_t>(b->start));
+  const BlockState st = b->state;
+  if (st == BlockState::fresh || (st != BlockState::empty && off % b->size != 0))
+    corruption("free(): invalid pointer (not the start of an object)", p);
+  corruption("free(): double free detected", p);
+}
+
+// The objects other threads pushed (remote.hpp), each freed as its owner
+// would free it, the last pushed first.
+void drain_remote(Heap *h) noexcept {
+  FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
+  while (f) {
+    FreeObj *next = remote_next(f);
+    if (reinterpret_cast<std::uintptr_t>(f->next) & kAheadBit)
+      __builtin_prefetch(reinterpret_cast<RemoteObj *>(f)->ahead, 1);  // a few misses in flight
+    // Freed twice in a row by other threads: the second push linked it to itself.
+    if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
+    Segment *s = object_segment(f);
+    if (s->kind == SegKind::large) large_free_local(h, f);
+    else small_free_local(s, f);
+    f = next;
+  }
+}
+
+}  // namespace alloclab::vam

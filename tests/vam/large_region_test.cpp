@@ -1,0 +1,210 @@
+// large_region_test.cpp — large objects (large_region.hpp/.cpp): coalescing,
+// best fit, the quick lists, growing in place, and the checks of a large free.
+#include <string.h>
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "alloclab/vam.h"
+#include "api_test_support.hpp"
+
+namespace {
+
+using namespace vam_test;
+
+TEST(VamHardening, DoubleFreeOfALargeObjectBetweenLiveNeighboursAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        void *a = vam_malloc(15000);  // above VAM_PAGE_MAX's largest: a large object
+        void *p = vam_malloc(15000);
+        void *b = vam_malloc(15000);
+        vam_free(p);
+        vam_free(p);  // without the check the free list links p to itself
+        vam_free(a);
+        vam_free(b);
+      },
+      "vam: free\\(\\): double free detected \\(large object\\)");
+}
+
+TEST(VamHardening, FreeOfAnInteriorPointerOfALargeObjectAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto *q = static_cast<char *>(vam_malloc(5000));
+        memset(q, 0, 5000);
+        vam_free(q + 64);
+      },
+      "vam: free\\(\\): invalid pointer");
+  EXPECT_DEATH(
+      {
+        auto *q = static_cast<char *>(vam_malloc(5000));
+        vam_free(q + 8);
+      },
+      "vam: free\\(\\): invalid pointer");
+}
+
+// VAM_LARGE_QUICK=on (the default) holds freed large chunks whole on quick
+// lists until the next full sweep, which vam_collect makes, or a request
+// that would put pages into use (LargeHeap::find_or_grow); =off coalesces
+// at each free (ctest runs the VamLarge tests both ways).
+bool large_quick_on() {
+  const char *v = getenv("VAM_LARGE_QUICK");
+  return v == nullptr || (strcmp(v, "off") != 0 && strcmp(v, "0") != 0);
+}
+void sweep_if_quick() {
+  if (large_quick_on()) vam_collect();
+}
+
+// Three adjacent 20000-byte objects, then a guard after them; the three
+// freed, the middle one first. *a: the first of the three.
+void free_three_adjacent(char **a, char **guard) {
+  *a = static_cast<char *>(vam_malloc(20000));
+  char *b = static_cast<char *>(vam_malloc(20000));
+  char *c = static_cast<char *>(vam_malloc(20000));
+  *guard = static_cast<char *>(vam_malloc(20000));
+  ASSERT_EQ(b - *a, 20016);
+  ASSERT_EQ(c - b, 20016);
+  vam_free(b);
+  vam_free(*a);
+  vam_free(c);
+}
+
+TEST(VamLarge, FreedNeighboursCoalesceSoABiggerObjectFitsInTheirPlace) {
+  // Three adjacent large objects; free all three; an object as big as all
+  // three together fits at the first one's address (coalescing: at once,
+  // or at the sweep with the quick lists on).
+  sweep_if_quick();  // no chunk a test before left on a quick list
+  char *a, *guard;
+  ASSERT_NO_FATAL_FAILURE(free_three_adjacent(&a, &guard));
+  sweep_if_quick();
+  char *big = static_cast<char *>(vam_malloc(60000));
+  EXPECT_EQ(big, a);
+  vam_free(big);
+  vam_free(guard);
+}
+
+TEST(VamLarge, ChunksOnTheQuickListsNeverMakeTheHeapGrow) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces at once";
+  // Three adjacent objects freed onto the quick lists, held there whole; an
+  // object as big as the three together takes no page the heap has not used
+  // (their place, or a hole a test before left): the lists go through the
+  // coalescing free before the heap touches new pages.
+  sweep_if_quick();
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(20000));  // the lists hold up to a sixteenth of these
+  char *a, *guard;
+  ASSERT_NO_FATAL_FAILURE(free_three_adjacent(&a, &guard));
+  const std::size_t before = stats().pages_in_use;
+  char *big = static_cast<char *>(vam_malloc(60000));
+  EXPECT_LE(stats().pages_in_use, before) << "the heap grew around the chunks on its quick lists";
+  vam_free(big);
+  vam_free(guard);
+  for (void *p : live) vam_free(p);
+  vam_collect();
+}
+
+TEST(VamLarge, BestFitPrefersTheSmallestHoleThatFits) {
+  sweep_if_quick();
+  std::vector<char *> v;
+  for (size_t n : {50000, 20000, 30000, 20000, 40000, 20000}) v.push_back(static_cast<char *>(vam_malloc(n)));
+  vam_free(v[0]);  // 50000-byte hole
+  vam_free(v[2]);  // 30000-byte hole
+  vam_free(v[4]);  // 40000-byte hole
+  sweep_if_quick();
+  char *p = static_cast<char *>(vam_malloc(35000));
+  EXPECT_EQ(p, v[4]);
+  vam_free(p);
+  for (int i : {1, 3, 5}) vam_free(v[i]);
+}
+
+TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces";
+  // The lists hold at most a sixteenth of the heap's live large bytes.
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(12000));
+  char *a = static_cast<char *>(vam_malloc(12000));
+  char *guard = static_cast<char *>(vam_malloc(12000));
+  const vam_stats_t before = stats();
+  vam_free(a);
+  EXPECT_EQ(stats().large_live_bytes + vam_usable_size(guard), before.large_live_bytes);
+  char *b = static_cast<char *>(vam_malloc(11600));  // the same list: a, as it was
+  EXPECT_EQ(b, a);
+  EXPECT_GE(vam_usable_size(b), 12000u);
+  vam_free(b);
+  char *c = static_cast<char *>(vam_malloc(14000));  // more than a holds: not a
+  EXPECT_NE(c, a);
+  vam_free(c);
+  vam_free(guard);
+  for (void *p : live) vam_free(p);
+  vam_collect();
+}
+
+TEST(VamLarge, RemoteFreesWaitOnlyWhileTheQuickListsServe) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every large malloc applies the remote frees";
+  // A large malloc served from a quick list leaves the heap's remote frees
+  // alone (it reads only the lists' lines); the first the lists cannot serve
+  // applies them, and their chunks are handed out again.
+  sweep_if_quick();
+  std::vector<void *> live;
+  for (int i = 0; i < 64; ++i) live.push_back(vam_malloc(12000));  // room on the quick lists
+  std::vector<char *> sent;
+  for (int i = 0; i < 16; ++i) sent.push_back(static_cast<char *>(vam_malloc(10000)));  // large in every geometry
+  std::thread([&] {
+    for (char *p : sent) vam_free(p);  // remote frees into this thread's heap
+  }).join();
+  void *q = vam_malloc(20000);
+  vam_free(q);  // onto its quick list
+  for (int i = 0; i < 100; ++i) {
+    void *r = vam_malloc(20000);
+    ASSERT_EQ(r, q);  // the quick list serves it
+    vam_free(r);
+  }
+  char *n = static_cast<char *>(vam_malloc(10000));  // no such chunk on a list: the remote frees apply
+  EXPECT_NE(std::find(sent.begin(), sent.end(), n), sent.end());
+  vam_free(n);
+  for (void *p : live) vam_free(p);
+  vam_collect();
+}
+
+TEST(VamLarge, DoubleFreeOfAChunkOnAQuickListAborts) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: DoubleFreeOfALargeObject* cover it";
+  EXPECT_DEATH(
+      {
+        for (int i = 0; i < 64; ++i) vam_malloc(12000);  // live large bytes, so that the lists take a
+        char *a = static_cast<char *>(vam_malloc(12000));
+        char *guard = static_cast<char *>(vam_malloc(12000));
+        vam_free(a);  // onto a quick list, still in use to its neighbours
+        vam_free(a);
+        vam_free(guard);
+      },
+      "vam: free\\(\\): double free detected \\(large object\\)");
+}
+
+TEST(VamLarge, ReallocGrowsIntoAFreeNeighbourInPlace) {
+  sweep_if_quick();
+  // Sizes above VAM_PAGE_MAX's largest, 8 KiB: large objects whatever it is.
+  char *a = static_cast<char *>(vam_malloc(10000));
+  char *b = static_cast<char *>(vam_malloc(10000));
+  char *guard = static_cast<char *>(vam_malloc(10000));
+  fill(a, 10000, 4);
+  vam_free(b);
+  sweep_if_quick();
+  char *grown = static_cast<char *>(vam_realloc(a, 18000));
+  EXPECT_EQ(grown, a);
+  EXPECT_GE(vam_usable_size(grown), 18000u);
+  EXPECT_TRUE(check(grown, 10000, 4));
+  // Shrinking to well under half gives the tail back, in place (a size the
+  // page classes would take moves there instead: VamPageClasses).
+  char *shrunk = static_cast<char *>(vam_realloc(grown, 8500));
+  EXPECT_EQ(shrunk, a);
+  EXPECT_LT(vam_usable_size(shrunk), 12000u);
+  EXPECT_TRUE(check(shrunk, 8500, 4));
+  vam_free(shrunk);
+  vam_free(guard);
+}
+
+}  // namespace
