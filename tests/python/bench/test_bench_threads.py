@@ -117,3 +117,76 @@ def test_runner_rejects_unknown_benchmarks_and_missing_builds(tmp_path):
     cp = subprocess.run([sys.executable, RUNNER, "--build", str(tmp_path), "-o", str(tmp_path / "o")],
                         capture_output=True, text=True, timeout=30)
     assert cp.returncode == 2 and "not built" in cp.stderr
+
+
+# ---- bench/threads/originals: the public suite's programs, run as its runner runs them
+
+ORIGINALS = os.path.join(ROOT, "bench", "threads", "originals")
+
+
+def originals():
+    """The runner as a module (it is a script with no .py)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("bench_threads_originals", ORIGINALS)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_originals_give_each_program_the_suites_arguments_for_two_cores():
+    o = originals()
+    assert o.command("larson", 2) == ("larson", ["5", "8", "1000", "5000", "100", "4141", "2"])
+    assert o.command("larson-sized", 2) == ("larson-sized", ["5", "8", "1000", "5000", "100", "4141", "2"])
+    assert o.command("rptest", 2) == ("rptest", ["2", "0", "1", "2", "500", "1000", "100", "8", "16000"])
+    assert o.command("glibc-thread", 2) == ("glibc-thread", ["2"])
+    assert o.command("alloc-test1", 2) == ("alloc-test", ["1"])
+
+
+def test_originals_read_each_programs_time_as_the_suite_does():
+    o = originals()
+    larson = "Throughput = 41083043 operations per second, relative time: 24.341s.\nDone sleeping...\n"
+    assert o.score("larson", larson, 7.0) == pytest.approx(24.341)
+    rp = "crt  2 threads random linear size [8,16000] ...: ........5064482 memory ops/CPU second (13MiB peak)\n"
+    assert o.score("rptest", rp, 16.0) == pytest.approx(2_000_000 / 5064482)
+    assert o.score("glibc-thread", "85850757 iterations\n", 2.0) == pytest.approx(1e9 / 85850757)
+    assert o.score("alloc-test1", "anything", 4.7) == 4.7  # the process's wall time
+    # a run whose output lacks the figure has no time, rather than a made-up one
+    assert o.score("larson", "Segmentation fault\n", 7.0) is None
+    assert o.score("rptest", "crt 2 threads ...: 0 memory ops/CPU second\n", 16.0) is None
+
+
+def test_originals_rotate_the_allocators_by_one_place_a_round():
+    o = originals()
+    names = ["glibc", "jemalloc", "mimalloc", "tcmalloc", "vam"]
+    orders = [o.rotated(names, r) for r in range(5)]
+    assert [order[0] for order in orders] == names  # each runs first once in five rounds
+    assert all(sorted(order) == sorted(names) for order in orders)
+
+
+def test_originals_judge_vam_against_the_best_peer_by_paired_ratios():
+    o = originals()
+    runs = []
+    for rnd, (mi, tc, vam) in enumerate([(10.0, 9.0, 9.9), (11.0, 9.5, 10.2), (10.5, 9.2, 10.0)]):
+        for name, t in (("mimalloc", mi), ("tcmalloc", tc), ("vam", vam)):
+            runs.append({"round": rnd, "bench": "larson", "alloc": name, "score": t, "status": "ok",
+                         "max_rss_kb": 1024})
+    s = o.summarise(runs)["larson"]
+    assert s["best_peer"] == "tcmalloc"
+    # the median of the per-round ratios, not the ratio of the medians
+    assert s["cells"]["vam"]["to_mimalloc"]["median"] == pytest.approx(10.0 / 10.5)
+    t = s["cells"]["vam"]["to_best"]
+    assert t["peer"] == "tcmalloc" and t["n"] == 3
+    assert 1.0 < t["low"] <= t["geomean"] <= t["high"]  # behind in every round: the interval lies above 1
+    assert "behind" in o.render(o.summarise(runs), {"rounds": 3, "procs": 2, "suite": "x", "allocators": []})
+    # a failed run drops that round's pair, not the benchmark
+    runs[-1] = dict(runs[-1], status="exit 1", score=None)
+    assert o.summarise(runs)["larson"]["cells"]["vam"]["to_best"]["n"] == 2
+
+
+def test_originals_refuse_to_run_without_the_suite(tmp_path):
+    cp = subprocess.run([sys.executable, ORIGINALS, "--suite", str(tmp_path), "--rounds", "1",
+                         "--allocators", "glibc", "-o", str(tmp_path / "o")], capture_output=True, text=True,
+                        timeout=30)
+    assert cp.returncode == 2 and "not built" in cp.stderr
