@@ -439,16 +439,6 @@ inline void on_free(void *p) noexcept {
 }
 
 // ---------------------------------------------------------------- the record
-void put_json_string(TextBuffer &b, const char *s) noexcept {
-  b.put('"');
-  for (; *s; ++s) {
-    const unsigned char c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') { b.put('\\'); b.put(*s); }
-    else if (c < 0x20) b.put('?');
-    else b.put(*s);
-  }
-  b.put('"');
-}
 
 int open_record() noexcept {
   if (g_root) return ::open(g_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -498,16 +488,16 @@ void write_record(const char *reason) noexcept {
   b.put_u64(static_cast<std::uint64_t>(::getpid()));
   key("ppid"); b.put_u64(static_cast<std::uint64_t>(::getppid()));
   key("root"); b.put(g_root ? "true" : "false");
-  key("written_at"); put_json_string(b, reason);
+  key("written_at"); b.put_json_string(reason);
   char exe[PATH_MAX];
   const ssize_t el = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[el > 0 ? el : 0] = '\0';
-  key("exe"); put_json_string(b, exe);
+  key("exe"); b.put_json_string(exe);
   Dl_info info{};
   const char *beneath = "";
   if (ip_next.malloc && ::dladdr(reinterpret_cast<void *>(ip_next.malloc), &info) && info.dli_fname)
     beneath = info.dli_fname;
-  key("allocator"); put_json_string(b, beneath);
+  key("allocator"); b.put_json_string(beneath);
   key("allocations"); b.put_u64(allocations);
   key("bytes"); b.put_u64(bytes);
   key("max_live"); b.put_i64(g_max_live.load(std::memory_order_relaxed));

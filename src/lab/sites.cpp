@@ -311,16 +311,6 @@ void on_free(void *p) noexcept {
 }
 
 // ---------------------------------------------------------------- the record
-void put_string(TextBuffer &b, const char *s) noexcept {
-  b.put('"');
-  for (; *s; ++s) {
-    const unsigned char c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') { b.put('\\'); b.put(*s); }
-    else if (c < 0x20) b.put('?');
-    else b.put(*s);
-  }
-  b.put('"');
-}
 
 void put_hex(TextBuffer &b, std::uintptr_t v) noexcept {
   char tmp[20];
@@ -389,7 +379,7 @@ void put_frame(TextBuffer &b, std::uintptr_t pc) noexcept {
   const auto *sym = static_cast<const ElfW(Sym) *>(entry);
   const auto saddr = reinterpret_cast<std::uintptr_t>(info.dli_saddr);
   if (info.dli_sname && saddr && sym && at - saddr < sym->st_size) {
-    put_string(b, info.dli_sname);
+    b.put_json_string(info.dli_sname);
     b.put(',');
     put_hex(b, at - saddr);
   } else {
@@ -437,25 +427,16 @@ void write_record() noexcept {
     for (std::uint32_t s = 1; s < g_site_count; ++s) {
       Site &x = g_sites[s];
       settle(x);
-      b.put(s > 1 ? ",\n{" : "\n{");
-      b.put("\"calls\":");
+      b.put(s > 1 ? ",\n{\"calls\":" : "\n{\"calls\":");
       b.put_u64(x.calls);
-      b.put(",\"bytes\":");
-      b.put_u64(x.bytes);
-      b.put(",\"peak_bytes\":");
-      b.put_i64(x.at_peak);
-      b.put(",\"leaked_bytes\":");
-      b.put_i64(x.live_bytes);
-      b.put(",\"leaked_objects\":");
-      b.put_i64(x.live_objects);
-      b.put(",\"temporaries\":");
-      b.put_u64(x.temporaries);
-      b.put(",\"max_live_bytes\":");
-      b.put_i64(x.max_live_bytes);
-      b.put(",\"max_live_objects\":");
-      b.put_i64(x.max_live_objects);
-      b.put(",\"lifetimes\":");
-      b.put_u64(x.lifetimes);
+      b.put_member("bytes", static_cast<std::int64_t>(x.bytes));
+      b.put_member("peak_bytes", x.at_peak);
+      b.put_member("leaked_bytes", x.live_bytes);
+      b.put_member("leaked_objects", x.live_objects);
+      b.put_member("temporaries", static_cast<std::int64_t>(x.temporaries));
+      b.put_member("max_live_bytes", x.max_live_bytes);
+      b.put_member("max_live_objects", x.max_live_objects);
+      b.put_member("lifetimes", static_cast<std::int64_t>(x.lifetimes));
       b.put(",\"frames\":[");
       for (std::uint32_t i = 0; i < x.depth; ++i) {
         if (i) b.put(',');
@@ -467,7 +448,7 @@ void write_record() noexcept {
     for (unsigned i = 0; i < g_module_count; ++i) {
       if (i) b.put(',');
       b.put("{\"path\":");
-      put_string(b, g_modules[i].path);
+      b.put_json_string(g_modules[i].path);
       b.put(",\"base\":");
       put_hex(b, g_modules[i].base);
       b.put('}');

@@ -56,6 +56,25 @@ class TextBuffer {
     put(static_cast<char>('0' + frac % 10));
   }
 
+  // s as a JSON string: quotes and backslashes escaped, control characters as '?'.
+  void put_json_string(const char *s) noexcept {
+    put('"');
+    for (; *s; ++s) {
+      const unsigned char c = static_cast<unsigned char>(*s);
+      if (c == '"' || c == '\\') { put('\\'); put(*s); }
+      else if (c < 0x20) put('?');
+      else put(*s);
+    }
+    put('"');
+  }
+  // ,"name":v — one numeric member of a JSON object.
+  void put_member(const char *name, std::int64_t v) noexcept {
+    put(",\"");
+    put(name);
+    put("\":");
+    put_i64(v);
+  }
+
   const char *data() const noexcept { return data_; }
   std::size_t size() const noexcept { return len_; }
   bool overflowed() const noexcept { return overflow_; }
