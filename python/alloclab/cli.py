@@ -44,6 +44,17 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"alloclab: {message} (see `{self.prog} --help`)\n")
 
 
+def _usage_errors(parse):
+    """An argument type whose LabError argparse reports as a usage error (exit 2, the message kept)."""
+    def conv(text):
+        try:
+            return parse(text)
+        except LabError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    conv.__name__ = parse.__name__
+    return conv
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="alloclab", description="Profile, litter and compare memory allocators.",
                epilog="Each command has its own --help. Native parts are found as docs/lab.md describes "
@@ -54,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     for c in COMMANDS:
         sp = sub.add_parser(c.NAME, help=c.HELP, description=c.HELP)
         c.add_arguments(sp)
+        for action in sp._actions:  # the argument types the commands declared (arguments.typed)
+            if getattr(action.type, "lab_parse", False):
+                action.type = _usage_errors(action.type)
         sp.set_defaults(func=c)
     return p
 

@@ -30,7 +30,6 @@ API::
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import tempfile
@@ -40,18 +39,18 @@ from alloclab.core import allocators, runner
 from alloclab.core.levels import Level
 from alloclab.measure.litter import DEFAULT_SEED
 
+REMAINDER = "..."  # nargs: every argument that is left (argparse's REMAINDER)
 DEFAULT_TIMEOUT = 600.0        # a run of profile, litter, compare
 DEFAULT_TOOL_TIMEOUT = 3600.0  # a run under the Valgrind tool (drag, frag, pages), some 50x slower
 
 
 def typed(fn):
-    """Wrap a parse function as an argparse type (a LabError becomes a usage error)."""
+    """A parse function as an argument type, marked so that the command line (cli.py, the one
+    module that knows argparse) turns its LabError into a usage error."""
     def conv(text):
-        try:
-            return fn(text)
-        except LabError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+        return fn(text)
     conv.__name__ = fn.__name__.removeprefix("parse_")
+    conv.lab_parse = True
     return conv
 
 
@@ -278,7 +277,7 @@ def add_scale(p, help_text="the workloads' --scale"):
 
 
 def add_command(p):
-    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    p.add_argument("cmd", nargs=REMAINDER, help="-- CMD ARGS...")
 
 
 def count_type(minimum: int):
