@@ -12,7 +12,8 @@ would leave more claims inconclusive. A rule turns the spread into a verdict:
 
   confirmed     the whole spread lies inside the paper's band
   stronger      the whole spread lies beyond the band, in the claimed direction
-  weaker        the whole spread lies short of the band, not beyond the null value
+  weaker        the whole spread lies short of the band and clears the null value (a spread
+                that reaches it may be no effect at all: inconclusive)
   refuted       the whole spread lies at or beyond the null value (no effect, or the
                 opposite one), or above an upper bound the paper states
   inconclusive  the spread straddles a threshold, or too few repeats of a timed
@@ -49,9 +50,10 @@ class Band:
     null: float = 0.0
 
     def text(self) -> str:
-        return (f"confirmed if the spread lies within [{self.lo:.3g}, {self.hi:.3g}]; stronger if above; "
-                f"weaker if below but above {self.null:.3g}; refuted if at or below {self.null:.3g}; "
-                f"otherwise inconclusive")
+        return (f"confirmed if the whole spread lies within [{self.lo:.3g}, {self.hi:.3g}]; stronger if "
+                f"all of it is above; weaker if all of it is below the band and above {self.null:.3g} (a "
+                f"spread that reaches {self.null:.3g} may be no effect at all); refuted if all of it is at "
+                f"or below {self.null:.3g}; otherwise inconclusive")
 
     def judge(self, low: float, high: float) -> str:
         if high <= self.null:
@@ -60,8 +62,8 @@ class Band:
             return "confirmed"
         if low > self.hi:
             return "stronger"
-        if high < self.lo:
-            return "weaker"
+        if high < self.lo and low > self.null:
+            return "weaker"  # a smaller effect than the paper's, and an effect: the spread clears the null
         return "inconclusive"
 
 
@@ -93,16 +95,16 @@ class AtLeast:
     def text(self) -> str:
         bound = f"above {self.lo:.3g}" if self.strict else f"at least {self.lo:.3g}"
         below = f"at or below {self.lo:.3g}" if self.strict else "below it"
-        return (f"confirmed if the whole spread is {bound}; weaker if {below} but above "
-                f"{self.null:.3g}; refuted if at or below {self.null:.3g}; otherwise inconclusive")
+        return (f"confirmed if the whole spread is {bound}; weaker if all of it is {below} and above "
+                f"{self.null:.3g}; refuted if all of it is at or below {self.null:.3g}; otherwise inconclusive")
 
     def judge(self, low: float, high: float) -> str:
         if high <= self.null:
             return "refuted"
         if low > self.lo or (low == self.lo and not self.strict):
             return "confirmed"
-        if high < self.lo or (high == self.lo and self.strict):
-            return "weaker"
+        if (high < self.lo or (high == self.lo and self.strict)) and low > self.null:
+            return "weaker"  # below the bound, and an effect: the spread clears the null
         return "inconclusive"
 
 

@@ -17,5 +17,11 @@ def test_rules_at_their_edges():
     assert rules.AtLeast(0.5, strict=True).judge(0.5, 0.75) == "inconclusive"
     assert rules.AtLeast(0.5, strict=True).judge(0.75, 1.0) == "confirmed"
     assert rules.AtLeast(0.5).judge(0.5, 0.5) == "confirmed"
-    assert rules.Band(0.18, 0.27).judge(-0.1, 0.1) == "weaker"        # short of the band, may be no effect at all
+    # short of the band but reaching the null: may be no effect at all, so not "weaker"
+    assert rules.Band(0.18, 0.27).judge(-0.1, 0.1) == "inconclusive"
+    assert rules.Band(0.18, 0.27).judge(-0.118, 0.113) == "inconclusive"   # rq3-parser-mimalloc, a quiet run
+    assert rules.Band(0.18, 0.27).judge(0.0, 0.1) == "inconclusive"        # touching the null is reaching it
     assert rules.Band(0.18, 0.27).judge(0.01, 0.1) == "weaker"
+    assert rules.AtLeast(1.0).judge(-0.2, 0.8) == "inconclusive"
+    assert rules.AtLeast(1.0).judge(0.0, 0.8) == "inconclusive"
+    assert rules.AtLeast(0.5, strict=True).judge(0.0, 0.5) == "inconclusive"
