@@ -9,6 +9,7 @@ from alloclab.core.results.findings import Findings
 from alloclab.experiments.study import plan as planning
 from alloclab.experiments.study.outputs import write_outputs
 from alloclab.experiments.study.run import run_study
+from alloclab.experiments.study.report import busy_words, smoke_words
 from alloclab.experiments.study.text import summary_lines, verdict_lines
 
 NAME = "study"
@@ -42,13 +43,15 @@ def _say(line: str) -> None:
 
 
 def write(p: planning.Plan, findings: Findings) -> int:
+    """The verdicts and the summary on standard output (progress and the programs' own output went
+    to standard error), headed by what kind of run it was and how busy the machine was."""
     report = write_outputs(findings, p.outdir)
-    _say("\nVerdicts (the papers' claims on this machine):")
-    for line in verdict_lines(findings.verdicts):
-        _say(line)
+    out = [w.strip() for w in (smoke_words(findings.meta), busy_words(findings.meta)) if w]
+    out.append("Verdicts (the papers' claims on this machine):")
+    out += verdict_lines(findings.verdicts)
     if findings.tables.get("general_summary"):
-        _say("\nGeneral-purpose allocators, naive variants and real programs:")
-        for line in summary_lines(findings.tables["general_summary"]):
-            _say(line)
-    _say(f"\nreport: {report}  ({findings.meta['elapsed_s']:.0f} s)")
+        out += ["", "General-purpose allocators, naive variants and real programs:"]
+        out += summary_lines(findings.tables["general_summary"])
+    out += ["", f"report: {report}  ({findings.meta['elapsed_s']:.0f} s)"]
+    print("\n".join(out), flush=True)
     return 130 if findings.meta.get("interrupted") else 0

@@ -76,7 +76,8 @@ def write_findings(findings: Findings, outdir: str, spread: str, level: float) -
     f = write_json(os.path.join(outdir, "findings.json"), fields_to_json(findings), indent=1)
     v = write_json(os.path.join(outdir, "verdicts.json"),
                    {"format_version": FORMAT.version, "run": findings.meta.get("mode"), "spread": spread,
-                    "level": level, "verdicts": _verdicts_to(findings.verdicts)}, indent=1)
+                    "level": level, "machine": {"load": (findings.meta.get("machine") or {}).get("load")},
+                    "verdicts": _verdicts_to(findings.verdicts)}, indent=1)
     return f, v
 
 

@@ -50,14 +50,32 @@ def _command(meta: dict) -> str:
     return cmd
 
 
-def _headline(vs) -> str:
+def _headline(vs, meta: dict) -> str:
     counts = {}
     for v in vs:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
     order = ("confirmed", "stronger", "weaker", "refuted", "inconclusive")
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
-    return (f"Of {len(vs)} claims of the three papers tested on this machine: " + ", ".join(parts) + "."
+    text = (f"Of {len(vs)} claims of the three papers tested on this machine: " + ", ".join(parts) + "."
             if vs else "No claim could be tested: no run succeeded.")
+    return smoke_words(meta) + text + busy_words(meta)
+
+
+def smoke_words(meta: dict) -> str:
+    """A sentence that says a --quick run is a smoke run, else ''."""
+    if meta.get("mode") != "quick":
+        return ""
+    return "A smoke run (--quick: too few runs to judge the timed claims), not a study. "
+
+
+def busy_words(meta: dict) -> str:
+    """A sentence when the machine was busy while the study measured (machine.load), else ''."""
+    load = (meta.get("machine") or {}).get("load") or {}
+    if not load.get("busy"):
+        return ""
+    share = (load.get("others_share") or 0) + (load.get("steal_share") or 0)
+    return (f" The machine was busy: other processes (or the hypervisor) took {share:.0%} of its CPUs while "
+            "the study ran, so its timed verdicts are less sure than a quiet run's.")
 
 
 def _verdicts(vs) -> dict:
@@ -84,7 +102,7 @@ def context(findings: Findings, outdir: str) -> dict:
         sections.append(abl)
     return {
         "title": "alloclab study", "heading": "alloclab study: the papers' claims on this machine",
-        "headline": _headline(vs),
+        "headline": _headline(vs, meta),
         "command": _command(meta),
         "sections": sections,
         "allocators": {"head": ["allocator", "version", "path"], "scroll": True,

@@ -29,6 +29,7 @@ import time
 
 from alloclab import LabError
 from alloclab.core import machine
+from alloclab.core.load import LoadWatch
 from alloclab.core.levels import Cell, Level
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
@@ -167,13 +168,13 @@ def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
     return rows
 
 
-def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool) -> dict:
+def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load) -> dict:
     return {
         "format_version": FORMAT.version, "mode": p.mode, "allocators": p.allocator_names,
         "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
         "advs": [int(lv) for lv in p.advs], "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale,
         "seed": p.seed, "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed,
-        "notes": p.notes, "interrupted": interrupted, "machine": machine.machine_info(),
+        "notes": p.notes, "interrupted": interrupted, "machine": {**machine.machine_info(), "load": load.as_dict()},
         "ablation": extra.ablation,
         "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
                         "2002 and 2005 claims: wall time of clean runs",
@@ -183,6 +184,7 @@ def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool) -> 
 def run_study(p: Plan, progress=sys.stderr) -> Findings:
     """Run the plan; its findings (tables, verdicts, meta), for outputs.write_outputs."""
     start = time.monotonic()
+    watch = LoadWatch.start()  # what else the machine did while the study measured
     os.makedirs(p.outdir, exist_ok=True)
     say = _sayer(progress)
     say(f"study ({p.mode}): {len(p.programs)} programs x {len(p.allocators)} allocators x "
@@ -205,5 +207,7 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
             rows = []
     extra.profiles = analysis.collect_profiles(p.outdir)
     findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs])
-    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted)
+    load = watch.stop()
+    say(f"machine: {load.words()}")
+    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)
     return findings

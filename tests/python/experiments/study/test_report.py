@@ -63,7 +63,9 @@ def _render(tmp_path, analysis, ablation=None):
 
 def test_the_study_page_opens_with_the_headline_and_the_verdict_table(tmp_path):
     doc = _render(tmp_path, _analysis())
-    assert "<p class='headline'>Of 1 claims of the three papers tested on this machine: 1 confirmed.</p>" in doc
+    # the fixture is a --quick run: its headline says it is a smoke run
+    assert ("<p class='headline'>A smoke run (--quick: too few runs to judge the timed claims), not a "
+            "study. Of 1 claims of the three papers tested on this machine: 1 confirmed.</p>") in doc
     assert "<code>alloclab study --quick -r 3</code>" in doc  # the fixture ran 3, quick makes 2
     assert "<b class='verdict v-confirmed'>confirmed</b>" in doc
     assert "<td>+1.0%</td><td>+0.5% – +2.0%</td><td>3</td>" in doc
@@ -71,6 +73,14 @@ def test_the_study_page_opens_with_the_headline_and_the_verdict_table(tmp_path):
     assert "<td>0.90 [0.85–0.95] n=3</td>" in doc and "<td>4.0 MiB</td>" in doc
     assert "memory 2.0 GiB" in doc
     assert "id='ablation'" not in doc                       # no ablation.json, no section
+
+
+def test_the_headline_says_when_the_machine_was_busy(tmp_path):
+    from alloclab.experiments.study.report import busy_words
+    quiet = {"machine": {"load": {"busy": False, "others_share": 0.02, "steal_share": 0.0}}}
+    busy = {"machine": {"load": {"busy": True, "others_share": 0.35, "steal_share": 0.05}}}
+    assert busy_words(quiet) == "" and busy_words({}) == ""
+    assert "The machine was busy: other processes (or the hypervisor) took 40% of its CPUs" in busy_words(busy)
 
 
 def test_every_figure_says_what_its_whiskers_are_and_n(tmp_path):

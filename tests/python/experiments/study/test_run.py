@@ -39,7 +39,13 @@ def test_the_quick_study_runs_and_writes_report_csv_verdicts_and_findings(quick_
     assert cp.returncode == 0, cp.stderr[-3000:]
     for f in ("report.html", "results.csv", "findings.json", "verdicts.json"):
         assert (out / f).is_file(), f
-    assert "Verdicts (the papers' claims on this machine)" in cp.stderr
+    # the verdicts on standard output, a smoke run said to be one, the programs' output apart
+    assert "Verdicts (the papers' claims on this machine)" in cp.stdout
+    assert "Verdicts (the papers' claims" not in cp.stderr
+    assert cp.stdout.startswith("A smoke run (--quick")
+    verdicts = json.loads((out / "verdicts.json").read_text())
+    load = verdicts["machine"]["load"]
+    assert 0 <= load["others_share"] <= 1 and isinstance(load["busy"], bool) and load["cpus"] >= 1
 
 
 def test_every_program_is_littered_with_its_one_profile(quick_study):
