@@ -119,8 +119,21 @@ def _start(plan: ComparePlan, say) -> _Matrix:
     profile_path = os.path.join(plan.outdir, "profile.json")
     skipped = _profile(plan, profile_path, say)
     method = cache.detect(plan.cache)
+    if plan.cache == "auto":
+        say(f"--cache auto: {_auto_choice(method)}")
     cells = [(a, lv) for a, lv in plan.cells if not (skipped and lv.littered)]
     return _Matrix(plan, _meta(plan, method, profile_path, skipped), cells, profile_path, say)
+
+
+def _auto_choice(method: str) -> str:
+    """What --cache auto chose, and why, in words."""
+    if method == "perf":
+        return "perf (the hardware counters count here)"
+    if method == "cachegrind":
+        geometry = " ".join(f"{k}={v}" for k, v in cache.GEOMETRY.items())
+        return (f"cachegrind ({geometry}), as perf cannot count cache misses here: each cell runs once "
+                "more under Valgrind, some 50x slower than a plain run (--cache off skips it)")
+    return "off: neither perf's counters nor valgrind work here"
 
 
 def _warmups(m: _Matrix, prog: Progress) -> None:
@@ -177,8 +190,9 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
             m.say(prog.done(f"[{k}/{total}] {a.name} {lv.label} repeat {rep} {r.wall_s:.3f}s{extra}", k, total))
 
 
-def _cache_counts(m: _Matrix) -> None:
-    """Each cell's counts once, the littering's own counts measured alone and subtracted."""
+def _cache_counts(m: _Matrix, prog: Progress) -> None:
+    """Each cell's counts once, the littering's own counts measured alone and subtracted; the
+    progress line gives the time left."""
     p, method = m.plan, m.meta.cache_method
     results, plain_true = {}, {}
     workdir = os.path.join(p.outdir, "cache")
@@ -187,6 +201,7 @@ def _cache_counts(m: _Matrix) -> None:
     for i, (a, lv) in enumerate(m.cells, 1):
         preload, env = m.setup(a, lv, repeat_seed(p.seed, 1))
         tag = f"{a.name}-{lv.label}"
+        prog.begin(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}", i - 1, len(m.cells))
         res = cache.measure(p.cmd, method, preload=preload, env=env, workdir=workdir, tag=tag, timeout=limit)
         # The counts include the littering before main; measure that
         # alone (the same littering in front of `true`) and subtract.
@@ -201,8 +216,9 @@ def _cache_counts(m: _Matrix) -> None:
             plain = plain_true[a.name]
         cache.split_littering(res, alone, plain)
         results[cell_key(a.name, lv)] = res
-        m.say(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}: D1 misses "
-              f"{res['d1_misses']} LL misses {res['ll_misses']}" + (f" ({res['error']})" if res.get("error") else ""))
+        m.say(prog.done(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}: D1 misses "
+                        f"{res['d1_misses']} LL misses {res['ll_misses']}"
+                        + (f" ({res['error']})" if res.get("error") else ""), i, len(m.cells)))
     m.meta.cache_results = results
 
 
@@ -219,7 +235,7 @@ def run_matrix(plan: ComparePlan, progress=sys.stderr) -> Summary:
             _warmups(m, prog)
             _rounds(m, prog, writer, f)
             if m.meta.cache_method != "off":
-                _cache_counts(m)
+                _cache_counts(m, Progress(progress))
     except KeyboardInterrupt:
         prog.cancel()
         m.meta.interrupted = True

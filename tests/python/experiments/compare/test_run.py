@@ -196,3 +196,16 @@ def test_compare_writes_the_new_columns(tmp_path, exit_memory):
         assert 32768 <= r.private_dirty_kb <= 40000, p.stderr
         assert 16000 <= r.lazyfree_kb <= 16500
         assert r.program_cpu_s is not None and 0 <= r.program_cpu_s <= r.wall_s + 0.05
+
+
+def test_cache_auto_says_what_it_chose_and_why(tmp_path):
+    from alloclab.measure import cache
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--repeat", "1", "--cache", "auto",
+                "-o", str(tmp_path / "o"), "--", "true")
+    assert r.returncode == 0, r.stderr
+    chosen = cache.detect("auto")
+    line = next((x for x in r.stderr.splitlines() if x.startswith("--cache auto: ")), None)
+    assert line is not None and line.startswith(f"--cache auto: {chosen}"), r.stderr
+    if chosen == "cachegrind":
+        assert "perf cannot count" in line and "D1=32768,8,64" in line, line
+        assert "[cache 1/1] glibc Adv_0 cachegrind: D1 misses" in r.stderr, r.stderr
