@@ -114,6 +114,11 @@ def run(p: Plan) -> Summary:
             runner.run_prepare(p.cleanup, timeout, what="--cleanup")
 
 
+def kept(summary: Summary) -> bool:
+    """The comparison replaces an earlier one in its directory only when some run succeeded."""
+    return any(c.ok for c in summary.cells)
+
+
 def write(p: Plan, summary: Summary) -> int:
     out = p.matrix.outdir
     print(text.format_table(summary))
@@ -121,8 +126,9 @@ def write(p: Plan, summary: Summary) -> int:
     for w in summarising.warnings(summary):
         print(f"alloclab: warning: {w}", file=sys.stderr)
     written = export(summary, out, p.exports)
-    print(f"results: {os.path.join(out, 'results.csv')}  report: {os.path.join(out, 'report.html')}"
-          + "".join(f"  {x}" for x in written))
+    if kept(summary):
+        print(f"results: {os.path.join(out, 'results.csv')}  report: {os.path.join(out, 'report.html')}"
+              + "".join(f"  {x}" for x in written))
     if summary.meta.interrupted:
         return 130
     return summarising.exit_code(summary)
