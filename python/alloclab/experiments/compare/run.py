@@ -82,6 +82,8 @@ def _profile(plan: ComparePlan, path: str, say) -> str | None:
         return note
     say(f"profile: {prof.allocations} allocations, max_live {prof.max_live}, "
         f"{len(prof.sizes)} sizes below {prof.cutoff}")
+    for w in profiling.warnings(prof):
+        say(f"WARNING: {w}")
     if prof.run["status"] != "ok":
         say(f"WARNING: the profiled run ended with status {prof.run['status']}; "
             "the profile covers what it did until then")
