@@ -10,7 +10,9 @@ DIR/results.csv and flushed as soon as it ends; when the matrix stops early
 (Ctrl-C, an exception) the rows written so far stay, and the summary and
 report are still written from them.
 
-Cache behaviour (perf or cachegrind, see alloclab.measure.cache) is measured
+With --rss-series each cell runs once more after the rounds, its resident memory
+sampled over time into DIR/rss_series.csv (unrecorded in the timings: sampling
+is not free). Cache behaviour (perf or cachegrind, see alloclab.measure.cache) is measured
 once per cell — cachegrind is deterministic, so repeats would add nothing.
 
 When the program leaves no profile (it crashed under the profiling shim), the
@@ -35,12 +37,15 @@ from alloclab.core import allocators, machine, runner
 from alloclab.core.levels import cell_key
 from alloclab.core.progress import Progress
 from alloclab.core.results.runs import RowWriter, RunRow
+from alloclab.core.results.series import write_rss_series
 from alloclab.core.results.summary import Meta, Summary, write_summary
 from alloclab.experiments.compare import report
 from alloclab.experiments.compare.plan import ComparePlan, repeat_seed
 from alloclab.experiments.compare.summary import summarise
 from alloclab.measure import cache, litter
 from alloclab.measure import profile as profiling
+
+RSS_SERIES = "rss_series.csv"
 
 
 @dataclasses.dataclass
@@ -192,6 +197,23 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
             m.say(prog.done(f"[{k}/{total}] {a.name} {lv.label} repeat {rep} {r.wall_s:.3f}s{extra}", k, total))
 
 
+def _rss_series(m: _Matrix, prog: Progress) -> None:
+    """Each cell run once more, unrecorded in the timings, its resident memory sampled every
+    plan.rss_every seconds (DIR/rss_series.csv)."""
+    p, series = m.plan, {}
+    for i, (a, lv) in enumerate(m.cells, 1):
+        preload, env = m.setup(a, lv, repeat_seed(p.seed, 1))
+        label = f"[rss {i}/{len(m.cells)}] {a.name} {lv.label}"
+        prog.begin(label, i - 1, len(m.cells))
+        r = runner.run(p.cmd, preload=preload, env=env, timeout=p.timeout, rss_every=p.rss_every)
+        series[(a.name, lv)] = r.rss_series or []
+        peak = max((kb for _, kb in r.rss_series or []), default=0)
+        m.say(prog.done(f"{label} {len(r.rss_series or [])} samples, peak {peak / 1024:.1f} MiB {r.status}",
+                        i, len(m.cells)))
+    write_rss_series(os.path.join(p.outdir, RSS_SERIES), series)
+    m.meta.rss_series = {"file": RSS_SERIES, "every_s": p.rss_every}
+
+
 def _cache_counts(m: _Matrix, prog: Progress) -> None:
     """Each cell's counts once, the littering's own counts measured alone and subtracted; the
     progress line gives the time left."""
@@ -236,6 +258,8 @@ def run_matrix(plan: ComparePlan, progress=sys.stderr) -> Summary:
             f.flush()
             _warmups(m, prog)
             _rounds(m, prog, writer, f)
+            if plan.rss_every:
+                _rss_series(m, Progress(progress))
             if m.meta.cache_method != "off":
                 _cache_counts(m, Progress(progress))
     except KeyboardInterrupt:
