@@ -84,6 +84,7 @@ def main(argv=None) -> int:
         ns = parser.parse_args(args)
         with outputs.replacing(ns) as outcome:
             arguments.prepare_outputs(ns)
+            outputs.mark(ns)
             return execute(ns.func, ns, outcome)
     except LabError as e:
         print(f"alloclab: {e}", file=sys.stderr)

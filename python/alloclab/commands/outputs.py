@@ -1,7 +1,7 @@
 """Output directories that a run replaces only when it produced results.
 
 A command's output directory (an OutputDir argument, `-o DIR`) may hold an
-earlier run's results. Before the new run starts, that directory is moved aside
+earlier run's results. Before the new run starts, such a directory is moved aside
 whole (renamed to DIR.previous-PID, beside it) and the new run writes into an
 empty DIR, so the two runs' files never mix. When the new run produced results
 (the command's `kept(result)`, true unless the command says otherwise), the old
@@ -11,6 +11,11 @@ and the new run's files, if it wrote any, go to DIR.failed (replacing an older
 one), which the message names. Nothing is lost if the lab itself is killed: the
 earlier results are then in DIR.previous-PID.
 
+Only a directory the lab wrote is ever moved or deleted: one holding the marker
+file every run leaves in its output directory (MARKER), or, from before the
+marker, only result files (names ending in RESULT_SUFFIXES, no subdirectory).
+Any other non-empty directory (`-o .`) is written into as it is, with a warning.
+
 Arguments that name a file inside the moved directory (`--profile DIR/profile.json`,
 reusing the earlier run's profile) are pointed at its new place for the run.
 
@@ -18,7 +23,9 @@ API::
 
     with replacing(ns) as outcome:   # before the output directories are created
         ...
+        mark(ns)                     # after they are: the marker in each
         outcome.kept = command's kept(result)
+    MARKER, RESULT_SUFFIXES
 """
 
 from __future__ import annotations
@@ -28,7 +35,12 @@ import os
 import shutil
 import sys
 
+from alloclab import LabError
 from alloclab.commands.arguments import OutputDir, OutputFile
+
+
+MARKER = ".alloclab-output"
+RESULT_SUFFIXES = (".csv", ".json", ".png", ".html", ".md", ".txt", ".log")
 
 
 @dataclasses.dataclass
@@ -52,13 +64,30 @@ def _inside(path: str, directory: str) -> bool:
     return p.startswith(d + os.sep)
 
 
+def _written_by_the_lab(path: str) -> bool:
+    entries = list(os.scandir(path))
+    if any(e.name == MARKER for e in entries):
+        return True
+    return all(e.is_file(follow_symlinks=False) and e.name.endswith(RESULT_SUFFIXES) for e in entries)
+
+
 def _move_aside(ns) -> list[_Moved]:
     moved = []
     for key, value in vars(ns).items():
-        if isinstance(value, OutputDir) and _holds_anything(value):
-            previous = f"{os.path.abspath(value).rstrip(os.sep)}.previous-{os.getpid()}"
+        if not (isinstance(value, OutputDir) and _holds_anything(value)):
+            continue
+        if not _written_by_the_lab(value):
+            print(f"alloclab: warning: {value} holds files alloclab did not write; the results go in beside "
+                  "them, replacing any of the same name", file=sys.stderr)
+            continue
+        previous = f"{os.path.abspath(value).rstrip(os.sep)}.previous-{os.getpid()}"
+        try:
             os.rename(value, previous)
-            moved.append(_Moved(str(value), previous))
+        except OSError as e:
+            for m in moved:
+                os.rename(m.previous, m.final)
+            raise LabError(f"cannot move the earlier results in {value} aside: {e.strerror or e}") from None
+        moved.append(_Moved(str(value), previous))
     for key, value in vars(ns).items():
         if isinstance(value, str) and not isinstance(value, (OutputDir, OutputFile)):
             for m in moved:
@@ -68,17 +97,25 @@ def _move_aside(ns) -> list[_Moved]:
     return moved
 
 
+def mark(ns) -> None:
+    """The marker file in every output directory of the run: it says the lab wrote there."""
+    for value in vars(ns).values():
+        if isinstance(value, OutputDir) and os.path.isdir(value):
+            with open(os.path.join(value, MARKER), "w", encoding="utf-8") as f:
+                f.write("alloclab wrote this directory; a new run with this output directory replaces it\n")
+
+
 def _give_back(m: _Moved) -> str | None:
     """The earlier contents back in place; the new run's files (if any) to DIR.failed, whose path
     is returned."""
     failed = None
-    if _holds_anything(m.final):
+    if any(e.name != MARKER for e in os.scandir(m.final)) if os.path.isdir(m.final) else False:
         failed = os.path.abspath(m.final).rstrip(os.sep) + ".failed"
         if os.path.lexists(failed):
             shutil.rmtree(failed) if os.path.isdir(failed) and not os.path.islink(failed) else os.unlink(failed)
         os.rename(m.final, failed)
     elif os.path.isdir(m.final):
-        os.rmdir(m.final)
+        shutil.rmtree(m.final)   # nothing in it but the marker
     os.rename(m.previous, m.final)
     return failed
 

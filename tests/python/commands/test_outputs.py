@@ -50,3 +50,25 @@ def test_a_profile_read_from_the_directory_being_replaced_is_still_read(tmp_path
     r = compare_cli(tmp_path, "--runs", "1", "--adv", "0,1", "--profile", str(prof), "--", "true")
     assert r.returncode == 0, r.stderr
     assert prof.read_bytes() == before
+
+
+def test_a_directory_the_lab_did_not_write_is_never_moved_or_deleted(tmp_path):
+    mine = tmp_path / "project"
+    (mine / "src").mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    r = compare_cli(tmp_path, "--runs", "1", "--", "true", out="project")
+    assert r.returncode == 0, r.stderr
+    assert "holds files alloclab did not write" in r.stderr
+    assert (mine / "notes.txt").read_text() == "mine" and (mine / "src").is_dir()
+    assert (mine / "results.csv").exists()
+    assert sorted(os.listdir(tmp_path)) == ["project"]
+
+
+def test_results_written_before_the_marker_are_replaced_too(tmp_path):
+    old = tmp_path / "o"
+    old.mkdir()
+    (old / "results.csv").write_text("old")
+    (old / "stale.png").write_bytes(b"old")
+    r = compare_cli(tmp_path, "--runs", "1", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert not (old / "stale.png").exists() and (old / "results.csv").read_text() != "old"
