@@ -15,6 +15,8 @@ Only a directory the lab wrote is ever moved or deleted: one holding the marker
 file every run leaves in its output directory (MARKER), or, from before the
 marker, only result files (names ending in RESULT_SUFFIXES, no subdirectory).
 Any other non-empty directory (`-o .`) is written into as it is, with a warning.
+Another command's output nested inside (with its own marker) moves into the new
+directory rather than being deleted.
 
 Arguments that name a file inside the moved directory (`--profile DIR/profile.json`,
 reusing the earlier run's profile) are pointed at its new place for the run.
@@ -105,6 +107,16 @@ def mark(ns) -> None:
                 f.write("alloclab wrote this directory; a new run with this output directory replaces it\n")
 
 
+def _keep_nested(m: _Moved) -> None:
+    """Another command's output inside the replaced directory (`alloclab ablation -o
+    out/study/ablation`, then `alloclab study -o out/study`) is that command's, not this one's:
+    it moves into the new directory unless this run wrote one of the same name."""
+    for e in os.scandir(m.previous):
+        if e.is_dir(follow_symlinks=False) and os.path.exists(os.path.join(e.path, MARKER)) \
+                and not os.path.lexists(os.path.join(m.final, e.name)):
+            os.rename(e.path, os.path.join(m.final, e.name))
+
+
 def _give_back(m: _Moved) -> str | None:
     """The earlier contents back in place; the new run's files (if any) to DIR.failed, whose path
     is returned."""
@@ -135,6 +147,7 @@ class replacing:
     def __exit__(self, kind, error, tb) -> bool:
         for m in self.outcome.moved:
             if self.outcome.kept and kind is None:
+                _keep_nested(m)
                 shutil.rmtree(m.previous, ignore_errors=True)
                 continue
             failed = _give_back(m)

@@ -72,3 +72,12 @@ def test_results_written_before_the_marker_are_replaced_too(tmp_path):
     r = compare_cli(tmp_path, "--runs", "1", "--", "true")
     assert r.returncode == 0, r.stderr
     assert not (old / "stale.png").exists() and (old / "results.csv").read_text() != "old"
+
+
+def test_another_commands_output_nested_inside_survives_the_replacement(tmp_path):
+    out, _, _ = _earlier(tmp_path)
+    r = compare_cli(tmp_path, "--runs", "1", "--", "true", out="o/nested")
+    assert r.returncode == 0, r.stderr
+    r = compare_cli(tmp_path, "--runs", "1", "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert (out / "nested" / "results.csv").exists() and not (out / "old-plot.png").exists()
