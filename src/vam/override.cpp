@@ -1,9 +1,9 @@
 // override.cpp — the only file that defines malloc. Every export is one line
 // over the C++ logic in vam.cpp; malloc's and free's fast paths are inline
 // (api.hpp), so malloc, free and operator new/delete hold them with no jump.
-// Built into libvam.so (for LD_PRELOAD), libvam-stats.so (the same, counting
-// its calls: counting.hpp) and libvam.a; not built when the
-// sanitizers own malloc (ALLOCLAB_SANITIZE). Both define operator new/delete,
+// Built into libvam.so (for LD_PRELOAD), its instrumented twins libvam-stats.so
+// and libvam-memcheck.so (instrument.hpp), and libvam.a; not built when the
+// sanitizers own malloc (ALLOCLAB_SANITIZE). All define operator new/delete,
 // as the peers' libraries do: otherwise every new in a C++ program is
 // libstdc++'s, a call more on its way to malloc (and delete the same).
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <new>
 
 #include "vam/api.hpp"
-#include "vam/counting.hpp"
+#include "vam/instrument.hpp"
 
 #define VAM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -22,11 +22,22 @@ namespace v = alloclab::vam;
 
 VAM_EXPORT void *malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }
 VAM_EXPORT void free(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
-VAM_EXPORT void *calloc(size_t n, size_t size) noexcept { return VAM_COUNTED(calloc, v::calloc_impl(n, size)); }
+VAM_EXPORT void *calloc(size_t n, size_t size) noexcept { return VAM_CALLOC(n, size); }
 VAM_EXPORT void *realloc(void *p, size_t n) noexcept { return VAM_REALLOC_COUNTED(p, n, v::realloc_impl(p, n)); }
-VAM_EXPORT void *reallocarray(void *p, size_t n, size_t size) noexcept { return VAM_REALLOC_COUNTED(p, n != 0 && size != 0, v::reallocarray_impl(p, n, size)); }
+VAM_EXPORT void *reallocarray(void *p, size_t n, size_t size) noexcept {
+#if defined(VAM_MEMCHECK)
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return VAM_REALLOC_COUNTED(p, bytes, 0);
+#else
+  return VAM_REALLOC_COUNTED(p, n != 0 && size != 0, v::reallocarray_impl(p, n, size));
+#endif
+}
 VAM_EXPORT int posix_memalign(void **out, size_t a, size_t n) noexcept {
-#if defined(VAM_COUNT)
+#if defined(VAM_COUNT) || defined(VAM_MEMCHECK)
   const int r = v::posix_memalign_impl(out, a, n);
   if (r == 0) VAM_COUNTED(aligned, *out);
   return r;
@@ -46,7 +57,7 @@ VAM_EXPORT void cfree(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p);
 // glibc's internal names, used by some programs and by glibc itself.
 VAM_EXPORT void *__libc_malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }
 VAM_EXPORT void __libc_free(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
-VAM_EXPORT void *__libc_calloc(size_t n, size_t size) noexcept { return VAM_COUNTED(calloc, v::calloc_impl(n, size)); }
+VAM_EXPORT void *__libc_calloc(size_t n, size_t size) noexcept { return VAM_CALLOC(n, size); }
 VAM_EXPORT void *__libc_realloc(void *p, size_t n) noexcept { return VAM_REALLOC_COUNTED(p, n, v::realloc_impl(p, n)); }
 VAM_EXPORT void *__libc_memalign(size_t a, size_t n) noexcept { return VAM_COUNTED(aligned, v::memalign_impl(a, n)); }
 VAM_EXPORT void *__libc_valloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::valloc_impl(n)); }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "alloclab/vam.h"
-#include "vam/counting.hpp"
+#include "vam/instrument.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/heap_hooks.hpp"

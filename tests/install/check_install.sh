@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 lib=$prefix/lib
 for f in include/alloclab/reap.h include/alloclab/reap.hpp include/alloclab/vam.h \
-         lib/libreap.so lib/libreap.so.0 lib/libreap.a lib/libvam.so lib/libvam.so.0 lib/libvam.a lib/libvam-stats.so \
+         lib/libreap.so lib/libreap.so.0 lib/libreap.a lib/libvam.so lib/libvam.so.0 lib/libvam.a lib/libvam-stats.so lib/libvam-memcheck.so \
          lib/cmake/alloclab/alloclabConfig.cmake lib/pkgconfig/alloclab.pc lib/pkgconfig/vam.pc \
          bin/vam share/man/man1/alloclab.1 share/man/man1/vam.1 share/man/man3/vam.3 \
          share/man/man3/reap.3; do
