@@ -7,6 +7,8 @@
 //                       the peak of live bytes, for VAM_STATS: a counter on the
 //                       fast paths would cost every call a read-modify-write of
 //                       a shared line, so the default library keeps none.
+//   libvam-secure.so    (VAM_SECURE)   calls the hardened entry points of
+//                       secure.cpp instead of vam's (namespace secure, below).
 //   libvam-memcheck.so  (VAM_MEMCHECK) tells Valgrind's memcheck about every
 //                       object (client requests): run under
 //                       `valgrind --soname-synonyms=somalloc=nouserintercepts`,
@@ -42,7 +44,7 @@ void *checked_realloc(void *p, std::size_t n) noexcept;
 void *checked_calloc(std::size_t n, std::size_t size) noexcept;
 #define VAM_CALLOC(n, size) ::alloclab::vam::checked_calloc((n), (size))
 #else
-#define VAM_CALLOC(n, size) VAM_COUNTED(calloc, ::alloclab::vam::calloc_impl((n), (size)))
+#define VAM_CALLOC(n, size) VAM_COUNTED(calloc, v::calloc_impl((n), (size)))
 #endif
 
 #if defined(VAM_COUNT) || defined(VAM_MEMCHECK)
@@ -62,6 +64,29 @@ void *on_realloc(std::size_t old, void *p, std::size_t n, void *r) noexcept;  //
 #define VAM_COUNTED(kind, expr) (expr)
 #define VAM_UNCOUNT(kind, p) ((void)0)
 #define VAM_REALLOC_COUNTED(p, n, expr) (expr)
+#endif
+
+#if defined(VAM_SECURE)
+// vam's entry points with the secure mode's checks (secure.cpp); override.cpp
+// calls these, as `v::`, in libvam-secure.so.
+namespace secure {
+void *malloc_impl(std::size_t n) noexcept;
+void free_impl(void *p) noexcept;
+void free_sized_impl(void *p, std::size_t size) noexcept;
+void *calloc_impl(std::size_t n, std::size_t size) noexcept;
+void *realloc_impl(void *p, std::size_t n) noexcept;
+void *reallocarray_impl(void *p, std::size_t n, std::size_t size) noexcept;
+void *memalign_impl(std::size_t alignment, std::size_t n) noexcept;
+void *aligned_alloc_impl(std::size_t alignment, std::size_t n) noexcept;
+int posix_memalign_impl(void **out, std::size_t alignment, std::size_t n) noexcept;
+void *valloc_impl(std::size_t n) noexcept;
+void *pvalloc_impl(std::size_t n) noexcept;
+std::size_t usable_size_impl(const void *p) noexcept;
+void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept;
+}  // namespace secure
+#define VAM_SIZED_FREE(p, n) v::free_sized_impl((p), (n))
+#else
+#define VAM_SIZED_FREE(p, n) ((void)(n), v::free_impl(p))
 #endif
 
 }  // namespace alloclab::vam

@@ -210,6 +210,17 @@ bool read_options() noexcept {
   clamp("VAM_HUGE_CACHE", o.huge_cache, 0, kMax);
   clamp("VAM_HUGEPAGE_MIN", o.hugepage_min, 0, kMax);
   clamp("VAM_STATS", o.stats, 0, 1);
+  clamp("VAM_SECURE", o.secure, 0, 1);
+#if !defined(VAM_SECURE)
+  static bool said_secure = false;
+  if (o.secure && !said_secure) {
+    said_secure = true;
+    Line l;
+    l.str("vam: VAM_SECURE=1 ignored: this library has no secure mode; preload libvam-secure.so "
+          "(the vam command does: vam --secure)");
+    l.emit();
+  }
+#endif
   clamp("VAM_BLOCK_OBJECTS", o.block_objects, 1, 512);
   return env != nullptr;
 }

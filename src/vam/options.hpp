@@ -80,6 +80,9 @@ enum class ReuseOrder : int { recent = 0, fifo = 1 };
   /* | 2048 | 4096 | 8192 (classes eight per power of two above 1 KiB; faster  */         \
   /* on churn of such objects, more D1 misses and memory in the ablation).      */         \
   X("VAM_PAGE_MAX",          page_max,          1024,       "1024 | 2048 | 4096 | 8192")     \
+  /* 1: the secure mode's checks (secure.cpp), which only libvam-secure.so has:    */         \
+  /* libvam.so warns that it ignores it (`vam --secure` preloads the secure one).  */         \
+  X("VAM_SECURE",            secure,            0,          "0 | 1")                         \
   /* Print vam_stats() to stderr at exit.                                          */         \
   X("VAM_STATS",             stats,             0,          "0 | 1 | a file to append the report to")
 

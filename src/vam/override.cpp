@@ -18,7 +18,11 @@
 
 #define VAM_EXPORT extern "C" __attribute__((visibility("default")))
 
+#if defined(VAM_SECURE)
+namespace v = alloclab::vam::secure;  // libvam-secure.so: the same entry points, checked (secure.cpp)
+#else
 namespace v = alloclab::vam;
+#endif
 
 VAM_EXPORT void *malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }
 VAM_EXPORT void free(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
@@ -50,8 +54,8 @@ VAM_EXPORT void *memalign(size_t a, size_t n) noexcept { return VAM_COUNTED(alig
 VAM_EXPORT void *valloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::valloc_impl(n)); }
 VAM_EXPORT void *pvalloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::pvalloc_impl(n)); }
 VAM_EXPORT size_t malloc_usable_size(void *p) noexcept { return v::usable_size_impl(p); }
-VAM_EXPORT void free_sized(void *p, size_t) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
-VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
+VAM_EXPORT void free_sized(void *p, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
+VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
 VAM_EXPORT void cfree(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
 
 // glibc's internal names, used by some programs and by glibc itself.
@@ -113,6 +117,12 @@ inline bool linked(F *f) {
   }
 }
 
+#if defined(VAM_SECURE)
+inline void *new_impl(size_t n) {
+  void *p = v::malloc_impl(n);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+}
+#else
 // What malloc's inline path does not take (malloc_miss, malloc_other), then
 // new_slow on null: passed to malloc_inline, so that operator new's inline
 // path saves no register to test malloc's result after it.
@@ -126,6 +136,7 @@ inline bool linked(F *f) {
 }
 
 inline void *new_impl(size_t n) { return v::malloc_inline<new_miss, new_other>(n); }
+#endif
 inline void *new_aligned(size_t n, std::align_val_t a) {
   void *p = v::aligned_or_null(static_cast<size_t>(a), n);
   return p ? p : new_slow(n, static_cast<size_t>(a));
@@ -146,13 +157,13 @@ VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return VAM_COUNTED(
 
 VAM_NEW void operator delete(void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
 VAM_NEW void operator delete[](void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, size_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
 VAM_NEW void operator delete(void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
 VAM_NEW void operator delete[](void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
 VAM_NEW void operator delete(void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
 VAM_NEW void operator delete[](void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, size_t, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
 VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
 VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
