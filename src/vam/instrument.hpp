@@ -83,6 +83,9 @@ void *valloc_impl(std::size_t n) noexcept;
 void *pvalloc_impl(std::size_t n) noexcept;
 std::size_t usable_size_impl(const void *p) noexcept;
 void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept;
+// memcpy's check (override.cpp exports the checked memcpy): aborts on a copy
+// of n bytes to d past an object's end or into its front.
+void check_copy(const void *d, std::size_t n) noexcept;
 }  // namespace secure
 #define VAM_SIZED_FREE(p, n) v::free_sized_impl((p), (n))
 #else

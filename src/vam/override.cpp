@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <new>
@@ -57,6 +58,14 @@ VAM_EXPORT size_t malloc_usable_size(void *p) noexcept { return v::usable_size_i
 VAM_EXPORT void free_sized(void *p, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
 VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
 VAM_EXPORT void cfree(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
+
+#if defined(VAM_SECURE)
+// The guarded copy (secure.cpp, check_copy); the copy itself is libc's memmove.
+VAM_EXPORT void *memcpy(void *d, const void *s, size_t n) noexcept {
+  v::check_copy(d, n);
+  return memmove(d, s, n);
+}
+#endif
 
 // glibc's internal names, used by some programs and by glibc itself.
 VAM_EXPORT void *__libc_malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }

@@ -14,13 +14,17 @@
 //   * free, realloc and malloc_usable_size know the exact size, and an
 //     overflow or underflow of even one byte, or a write into a malloc(0), is
 //     found at free;
-//   * a sized delete (operator delete(p, n), free_sized) of another size aborts.
-// A freed object is not given back at once: it waits in a quarantine of
-// kRing objects, filled with kFreed but for a word that marks it freed, and
-// the one it replaces, picked at random, is checked (every byte still kFreed)
-// and given back. So:
-//   * a write after free, a zeroing included, is found when the object leaves
-//     the quarantine (or at exit, when every waiting object is checked);
+//   * a sized delete (operator delete(p, n), free_sized) of another size aborts;
+//   * memcpy (exported here) aborts on a copy past an object's end or into its
+//     front (check_copy).
+// A freed object is not given back at once: its front is marked freed, its
+// bytes become zeroes, and it waits in a quarantine of kRing objects; the one
+// it replaces, picked at random, is checked (still zeroes) and given back, and
+// the object freed last is checked at every allocation. So:
+//   * a read after free finds zeroes, and reused memory comes back zeroed;
+//   * a write after free is found at the next allocation (the object freed
+//     last), when the object leaves the quarantine, or at exit, when every
+//     waiting object is checked (writing zeroes goes unseen);
 //   * a double free or a realloc of an object in quarantine aborts;
 //   * reuse is delayed and its order randomised.
 // The quarantine holds at most kQuarantineBytes (16 MiB): past that, more
@@ -30,12 +34,14 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 
 #include <atomic>
 
 #include "vam/api.hpp"
 #include "vam/check.hpp"
 #include "vam/instrument.hpp"
+#include "vam/segment_map.hpp"
 
 #if defined(VAM_SECURE)
 
@@ -46,7 +52,8 @@ namespace {
 constexpr std::size_t kTail = 8;
 constexpr std::size_t kPageBytes = 4096;
 constexpr unsigned char kSlack = 0xa5;
-constexpr unsigned char kFreed = 0xdf;
+constexpr std::size_t kScrubPages = 64 * 1024;  // from this size up, freed pages are zeroed by the kernel
+constexpr std::size_t kEdge = 256;                // bytes checked at each end of such an object
 constexpr std::size_t kRing = 256;
 constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;   // bytes of one object
 constexpr std::size_t kQuarantineBytes = std::size_t{16} << 20;  // of all waiting objects
@@ -57,6 +64,14 @@ void *g_ring[kRing];
 std::size_t g_ring_bytes[kRing];
 std::size_t g_waiting;  // bytes in the ring
 std::uint64_t g_rng;
+void *g_last;  // the object freed last, while it waits (checked at every allocation)
+
+// malloc(0): an address of its own in a reserved region no access is allowed
+// to (kZeroBytes, 16 bytes apart), so any read or write of it faults; free
+// does nothing with it. Past the region's end, a 0-byte object as any other.
+constexpr std::size_t kZeroBytes = std::size_t{64} << 20;
+std::atomic<char *> g_zero{nullptr};
+std::atomic<std::size_t> g_zero_next{0};
 
 std::uint64_t secret() noexcept {
   if (__builtin_expect(g_secret == 0, 0)) {
@@ -74,12 +89,13 @@ std::uint64_t key(const void *p) noexcept {
 }
 std::uint64_t freed_mark(const void *p) noexcept { return ~key(p); }
 
+// Word access at any alignment, inlined: never through the exported memcpy below.
 std::uint64_t load_word(const void *at) noexcept {
   std::uint64_t w;
-  memcpy(&w, at, sizeof w);
+  __builtin_memcpy(&w, at, sizeof w);
   return w;
 }
-void store_word(void *at, std::uint64_t w) noexcept { memcpy(at, &w, sizeof w); }
+void store_word(void *at, std::uint64_t w) noexcept { __builtin_memcpy(at, &w, sizeof w); }
 
 bool all(const char *from, const char *to, unsigned char byte) noexcept {
   for (; from < to; ++from)
@@ -87,7 +103,12 @@ bool all(const char *from, const char *to, unsigned char byte) noexcept {
   return true;
 }
 
-constexpr std::size_t kFront = 16;
+// The front: kFront bytes before the object, the last two words its offset
+// and check, the rest the pattern; after the object at least kSlackMin
+// bytes of pattern, then the tail word. An overflow or underflow of up to
+// 32 bytes lands in them, whatever the object's size.
+constexpr std::size_t kFront = 32;
+constexpr std::size_t kSlackMin = 32;
 
 std::uint64_t front_check(const void *q) noexcept { return (key(q) << 17 | key(q) >> 47) ^ 0x5a5a5a5a5a5a5a5aull; }
 
@@ -100,15 +121,18 @@ void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
   const std::size_t u = alloclab::vam::usable_size_impl(p);
   char *c = static_cast<char *>(p);
   char *q = c + pad;
-  memset(c, kSlack, pad - kFront);
-  store_word(q - kFront, pad ^ key(q));
+  memset(c, kSlack, pad - 2 * sizeof(std::uint64_t));
+  store_word(q - 2 * sizeof(std::uint64_t), pad ^ key(q));
   store_word(q - sizeof(std::uint64_t), front_check(q));
   memset(q + n, kSlack, u - pad - kTail - n);
   store_word(c + u - kTail, n ^ key(q));
   return q;
 }
 
-bool in_quarantine(const void *q) noexcept { return load_word(q) == freed_mark(q); }
+// A freed object's front carries freed_mark where a live one's carries front_check.
+bool in_quarantine(const void *q) noexcept {
+  return load_word(static_cast<const char *>(q) - sizeof(std::uint64_t)) == freed_mark(q);
+}
 
 // Where the program's object q sits in vam's: the front checked.
 struct Place {
@@ -119,12 +143,13 @@ struct Place {
 
 Place place(const void *q) noexcept {
   const char *c = static_cast<const char *>(q);
-  const std::size_t pad = load_word(c - kFront) ^ key(q);
+  const std::size_t pad = load_word(c - 2 * sizeof(std::uint64_t)) ^ key(q);
+  const std::uint64_t check = load_word(c - sizeof(std::uint64_t));
   if (pad < kFront || pad > (std::size_t{1} << 30) || (pad & (pad - 1)) != 0 ||
-      load_word(c - sizeof(std::uint64_t)) != front_check(q))
+      (check != front_check(q) && check != freed_mark(q)))
     corruption("heap corruption: the bytes before the object were overwritten (underflow?), or not an object", q);
   char *p = const_cast<char *>(c) - pad;
-  if (!all(p, p + pad - kFront, kSlack))
+  if (!all(p, p + pad - 2 * sizeof(std::uint64_t), kSlack))
     corruption("heap corruption: the bytes before the object were overwritten (underflow?)", q);
   return {p, pad, alloclab::vam::usable_size_impl(p)};
 }
@@ -139,17 +164,69 @@ std::size_t asked(const void *q, const Place &at) noexcept {
   return n;
 }
 
+bool zero_sized(const void *q) noexcept {
+  const char *z = g_zero.load(std::memory_order_acquire);
+  return z != nullptr && static_cast<const char *>(q) >= z && static_cast<const char *>(q) < z + kZeroBytes;
+}
+
+void *zero_object() noexcept {
+  char *z = g_zero.load(std::memory_order_acquire);
+  if (z == nullptr) {
+    void *m = mmap(nullptr, kZeroBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    char *expected = nullptr;
+    if (!g_zero.compare_exchange_strong(expected, static_cast<char *>(m), std::memory_order_acq_rel)) {
+      munmap(m, kZeroBytes);
+      z = expected;
+    } else {
+      z = static_cast<char *>(m);
+    }
+  }
+  const std::size_t at = g_zero_next.fetch_add(16, std::memory_order_relaxed);
+  return at < kZeroBytes ? z + at : nullptr;
+}
+
 std::size_t check_live(const void *q) noexcept {
+  if (zero_sized(q)) return 0;
   if (in_quarantine(q)) corruption("double free (the object is already freed)", q);
   return asked(q, place(q));
+}
+
+// A freed object's bytes become zeroes (what it held never reaches a read after
+// free, or its next owner): a large one's whole pages by the kernel.
+void scrub(char *from, char *to) noexcept {
+  if (static_cast<std::size_t>(to - from) < kScrubPages) {
+    memset(from, 0, static_cast<std::size_t>(to - from));
+    return;
+  }
+  char *a = reinterpret_cast<char *>((reinterpret_cast<std::uintptr_t>(from) + kPageBytes - 1) & ~(kPageBytes - 1));
+  char *b = reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(to) & ~(kPageBytes - 1));
+  memset(from, 0, static_cast<std::size_t>(a - from));
+  if (b > a && madvise(a, static_cast<std::size_t>(b - a), MADV_DONTNEED) != 0) memset(a, 0, static_cast<std::size_t>(b - a));
+  memset(b, 0, static_cast<std::size_t>(to - b));
+}
+
+// Whether a freed object still reads as zeroes: all of a small one, the
+// first and last kEdge bytes of a large one (reading the rest would fault in
+// the pages scrub gave back).
+bool still_scrubbed(const char *from, const char *to) noexcept {
+  if (static_cast<std::size_t>(to - from) < kScrubPages) return all(from, to, 0);
+  return all(from, from + kEdge, 0) && all(to - kEdge, to, 0);
+}
+
+// Back to vam, the front wiped: a front left in memory vam hands out again
+// for another object would read as an object's start to check_copy.
+void hand_back(const Place &at) noexcept {
+  memset(at.p, 0, at.pad);
+  alloclab::vam::free_impl(at.p);
 }
 
 void give_back(void *q) noexcept {
   const Place at = place(q);
   const char *c = static_cast<const char *>(q);
-  if (!in_quarantine(q) || !all(c + sizeof(std::uint64_t), at.p + at.u, kFreed))
+  if (!in_quarantine(q) || !still_scrubbed(c, at.p + at.u))
     corruption("write after free (a freed object was changed while it waited for reuse)", q);
-  alloclab::vam::free_impl(at.p);
+  hand_back(at);
 }
 
 void lock() noexcept {
@@ -167,17 +244,17 @@ std::size_t next_random() noexcept {  // under the lock
 
 // q checked live (check_live): into the quarantine, or straight back when large.
 void release(void *q) noexcept {
+  if (zero_sized(q)) return;
   const Place where = place(q);
   if (where.u > kQuarantineMax) {
-    alloclab::vam::free_impl(where.p);
+    hand_back(where);
     return;
   }
   void *p = q;
   const std::size_t u = where.u;
   char *c = static_cast<char *>(q);
-  store_word(c, freed_mark(q));
-  memset(c + sizeof(std::uint64_t), kFreed,
-         static_cast<std::size_t>(where.p + where.u - c) - sizeof(std::uint64_t));
+  store_word(c - sizeof(std::uint64_t), freed_mark(q));
+  scrub(c, where.p + where.u);
   void *out[kRing];
   std::size_t n_out = 0;
   lock();
@@ -186,11 +263,13 @@ void release(void *q) noexcept {
     if (g_ring[at]) {
       out[n_out++] = g_ring[at];
       g_waiting -= g_ring_bytes[at];
+      if (g_ring[at] == g_last) g_last = nullptr;
     }
     if (p) {
       g_ring[at] = p;
       g_ring_bytes[at] = u;
       g_waiting += u;
+      g_last = p;
       p = nullptr;
     } else {
       g_ring[at] = nullptr;
@@ -210,6 +289,7 @@ void release(void *q) noexcept {
     void *q = g_ring[i];
     g_ring[i] = nullptr;
     g_waiting -= q ? g_ring_bytes[i] : 0;
+    if (q == g_last) g_last = nullptr;
     unlock();
     if (q) give_back(q);
   }
@@ -220,21 +300,40 @@ void release(void *q) noexcept {
 namespace {
 
 // vam's object of `align` (0: malloc's) holding pad + n + kTail bytes, armed.
+// The object freed last, checked while it waits: its mark, and its first and
+// last kEdge bytes still zero. A write after free is then found at the next
+// allocation, whichever object it is for.
+void check_last() noexcept {
+  lock();
+  if (const char *c = static_cast<const char *>(g_last)) {
+    const Place at = place(c);
+    const char *end = at.p + at.u;
+    const char *head = c + kEdge < end ? c + kEdge : end;
+    const char *tail = end - kEdge > head ? end - kEdge : head;
+    if (!in_quarantine(c) || !all(c, head, 0) || !all(tail, end, 0)) {
+      unlock();
+      corruption("write after free (the object freed last was changed)", c);
+    }
+  }
+  unlock();
+}
+
 void *allocate(std::size_t align, std::size_t n) noexcept {
+  check_last();
+  if (n == 0 && align <= 16) {
+    if (void *z = zero_object()) return z;
+  }
   const std::size_t pad = pad_for(align);
   std::size_t with;
-  if (__builtin_add_overflow(n, pad + kTail, &with)) {
+  if (__builtin_add_overflow(n, pad + kSlackMin + kTail, &with)) {
     errno = ENOMEM;
     return nullptr;
   }
-  void *p = align > kFront ? alloclab::vam::aligned_or_null(align, with) : alloclab::vam::malloc_impl(with);
+  void *p = align > 16 ? alloclab::vam::aligned_or_null(align, with) : alloclab::vam::malloc_impl(with);
   if (p == nullptr) {
     errno = ENOMEM;
     return nullptr;
   }
-  // The first word of a reused object may still hold the mark of its time in
-  // the quarantine: it goes, or the object's free would read as a double free.
-  memset(static_cast<char *>(p) + pad, 0, sizeof(std::uint64_t) < n ? sizeof(std::uint64_t) : n);
   return arm(p, pad, n);
 }
 
@@ -270,7 +369,7 @@ void *calloc_impl(std::size_t n, std::size_t size) noexcept {
 }
 
 void *realloc_impl(void *q, std::size_t n) noexcept {
-  if (q == nullptr) return allocate(0, n);
+  if (q == nullptr || zero_sized(q)) return allocate(0, n);
   if (in_quarantine(q)) corruption("realloc(): the object was already freed", q);
   const Place at = place(q);
   const std::size_t old = asked(q, at);
@@ -278,10 +377,10 @@ void *realloc_impl(void *q, std::size_t n) noexcept {
     release(q);
     return nullptr;
   }
-  if (at.pad == kFront && n <= at.u - at.pad - kTail) return arm(at.p, at.pad, n);
+  if (at.pad == kFront && n <= at.u - at.pad - kSlackMin - kTail) return arm(at.p, at.pad, n);
   void *r = allocate(0, n);
   if (r == nullptr) return nullptr;  // errno is ENOMEM; q stays valid
-  memcpy(r, q, old < n ? old : n);
+  memmove(r, q, old < n ? old : n);  // not the checked memcpy: r's room is known
   release(q);
   return r;
 }
@@ -297,7 +396,7 @@ void *reallocarray_impl(void *q, std::size_t n, std::size_t size) noexcept {
 
 void *memalign_impl(std::size_t a, std::size_t n) noexcept {
   if (!valid_alignment(a)) {  // glibc rounds a bad alignment up
-    std::size_t up = kFront;
+    std::size_t up = 16;
     while (up < a && up != 0) up <<= 1;
     a = up ? up : a;
   }
@@ -336,6 +435,31 @@ void *pvalloc_impl(std::size_t n) noexcept {
 }
 
 std::size_t usable_size_impl(const void *q) noexcept { return q ? check_live(q) : 0; }
+
+// memcpy into the heap (the guarded copy): a copy that starts at an object
+// and runs past its end, or starts up to kFront bytes before an object and
+// runs into it, aborts before a byte is copied. Other copies are not looked
+// at (their start may be inside an object, which would take a search).
+void check_copy(const void *d, std::size_t n) noexcept {
+  const alloclab::vam::Segment *seg = alloclab::vam::object_segment(d);
+  if (n == 0 || !alloclab::vam::segment_known(seg)) return;
+  const char *c = static_cast<const char *>(d);
+  // A huge object's mapping may end before its segment's 4 MiB do: d must be in it.
+  if (c - reinterpret_cast<const char *>(seg) >= static_cast<std::ptrdiff_t>(seg->map_bytes)) return;
+  if (load_word(c - sizeof(std::uint64_t)) == front_check(d)) {
+    if (n > asked(d, place(d))) corruption("memcpy past the end of the object (overflow)", d);
+    return;
+  }
+  // An object starting within kFront bytes after d (16-byte aligned) whose front the copy reaches.
+  const auto from = reinterpret_cast<std::uintptr_t>(c);
+  for (std::uintptr_t q = (from + 16) & ~std::uintptr_t{15}; q <= from + kFront && q - kFront < from + n; q += 16) {
+    const auto *at = reinterpret_cast<const char *>(q);
+    if (alloclab::vam::object_segment(at) == seg &&
+        at - reinterpret_cast<const char *>(seg) < static_cast<std::ptrdiff_t>(seg->map_bytes) &&
+        load_word(at - sizeof(std::uint64_t)) == front_check(at))
+      corruption("memcpy into the bytes before an object (underflow)", at);
+  }
+}
 
 }  // namespace alloclab::vam::secure
 
