@@ -6,7 +6,8 @@ written (commands/__init__.py). ``alloclab --help`` lists them; docs/lab.md desc
 each. Strings become typed values here and in commands/arguments.py, once:
 an Allocator, a littering Level, a cell; nothing below takes a name where it
 needs one of them. Output paths are created and probed after parsing, before
-anything runs.
+anything runs; an output directory holding an earlier run's results is replaced
+only when the new run produced results (commands/outputs.py).
 
 Exit status: 0 success; 2 bad input (message ``alloclab: ...`` on stderr);
 profile and litter pass on the program's own non-zero status (128+signal when
@@ -20,8 +21,8 @@ import argparse
 import sys
 
 from alloclab import LabError, __version__
-from alloclab.commands import (ablation, allocators, arguments, compare, diff, drag, frag, litter, pages,
-                               profile, report, sites, study)
+from alloclab.commands import (ablation, allocators, arguments, compare, diff, drag, frag, litter, outputs,
+                               pages, profile, report, sites, study)
 
 # In the order `alloclab --help` lists them.
 COMMANDS = (profile, sites, diff, litter, allocators, compare, report, drag, frag, pages, study, ablation)
@@ -31,10 +32,14 @@ def command_names() -> list[str]:
     return [c.NAME for c in COMMANDS]
 
 
-def execute(command, ns) -> int:
-    """plan, run, write: the one way every subcommand goes."""
+def execute(command, ns, outcome=None) -> int:
+    """plan, run, write: the one way every subcommand goes. `outcome` (outputs.replacing) learns
+    whether the run produced results: the command's kept(result), true when it has none."""
     plan = command.plan(ns)
-    return command.write(plan, command.run(plan))
+    result = command.run(plan)
+    if outcome is not None:
+        outcome.kept = getattr(command, "kept", lambda r: True)(result)
+    return command.write(plan, result)
 
 
 class Parser(argparse.ArgumentParser):
@@ -77,8 +82,10 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         ns = parser.parse_args(args)
-        arguments.prepare_outputs(ns)
-        return execute(ns.func, ns)
+        with outputs.replacing(ns) as outcome:
+            arguments.prepare_outputs(ns)
+            outputs.mark(ns)
+            return execute(ns.func, ns, outcome)
     except LabError as e:
         print(f"alloclab: {e}", file=sys.stderr)
         return 2

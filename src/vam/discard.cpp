@@ -8,9 +8,11 @@
 // objects are freed, malloc(300 MB) must fit under the same ulimit -v (§4).
 #include "vam/discard.hpp"
 
+#include "vam/api.hpp"
 #include "vam/free_cache.hpp"
 #include "vam/huge.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 
@@ -204,6 +206,15 @@ void heap_collect(Heap *h, bool orphan) noexcept {
   h->dirty_pages = 0;
   release_empty_segments(h, orphan);
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
+}
+
+void collect_thread(bool everything) noexcept {
+  remote_flush_all();  // the frees this thread holds for other heaps go to them
+  if (Heap *h = t_heap; h != &g_empty_heap) {
+    hot_return_all(h);
+    heap_collect(h, everything);
+  }
+  huge_cache_expire(true);
 }
 
 // The aging sweep: pages emptied since the previous one are young, survive

@@ -64,5 +64,7 @@ void install_hooks() noexcept;  // the thread-exit key and the fork handlers, on
 // stats.cpp
 void collect_stats(vam_stats_t *out) noexcept;
 void print_stats(int fd) noexcept;
+// VAM_STATS at exit: to stderr, or appended to VAM_STATS=FILE.
+void print_stats_at_exit() noexcept;
 
 }  // namespace alloclab::vam

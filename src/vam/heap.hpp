@@ -143,6 +143,12 @@ void note_dirty(Heap *h, bool was_clean) noexcept;
 // Discard every empty page now; unmap the segments found empty twice in a
 // row (once, and the carving ones too, for a heap no thread owns: `orphan`).
 void heap_collect(Heap *h, bool orphan = false) noexcept;
+// Everything the calling thread can give back, now (vam_collect): its frees
+// batched for other heaps, its hot lists, its heap's empty pages and the
+// shared huge cache. `everything`: also every wholly empty segment of its heap
+// at once, the ones it carves from included (a mapping just failed: huge_alloc
+// frees the address space and tries once more).
+void collect_thread(bool everything) noexcept;
 // Discard the pages that stayed empty since the last aging; `now`: now_ms().
 void heap_age(Heap *h, std::int64_t now) noexcept;
 

@@ -22,6 +22,7 @@
 // statistics (HugeCounters); the policy reads the VAM_* options.
 #include "vam/huge.hpp"
 
+#include <errno.h>
 #include <time.h>
 
 #include <atomic>
@@ -29,6 +30,7 @@
 #include "layers/mapping_cache.hpp"
 #include "layers/os.hpp"
 #include "vam/check.hpp"
+#include "vam/heap.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
 #include "vam/segment_source.hpp"
@@ -180,9 +182,22 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept {
     s->zeroed = 0;
   } else {
     if (align <= kSegmentBytes) VamHugePolicy::missed(bytes);
-    s = static_cast<Segment *>(align > kSegmentBytes ? g_cache.get_fresh_at(bytes, align, kSegmentBytes)
-                                                     : g_cache.get_fresh(bytes));
-    if (!s) return nullptr;
+    auto fresh = [&] {
+      return static_cast<Segment *>(align > kSegmentBytes ? g_cache.get_fresh_at(bytes, align, kSegmentBytes)
+                                                          : g_cache.get_fresh(bytes));
+    };
+    s = fresh();
+    if (!s) {
+      // Out of address space (ulimit -v) or memory: what this thread holds
+      // empty goes back, and one more try. After a spike of small objects
+      // all freed, their segments would otherwise keep the address space a
+      // big request needs (docs/vam.md, "Memory back").
+      const int saved = errno;
+      collect_thread(true);
+      s = fresh();
+      if (!s) return nullptr;
+      errno = saved;
+    }
     s->zeroed = 1;
     s->magic = kSegmentMagic;
     s->kind = SegKind::huge;

@@ -162,6 +162,24 @@ void clamp(const char *name, std::int64_t &field, std::int64_t lo, std::int64_t 
   }
 }
 
+// VAM_STATS is 0, 1, or the file the report goes to: any value that is not a
+// number is taken as a path (a number is read as the other options are).
+bool read_stats_option(const char *entry, Options &o) noexcept {
+  const char *v = match(entry, "VAM_STATS");
+  if (v == nullptr) return false;
+  std::int64_t n;
+  if (*v == '\0') {
+    warn_value("VAM_STATS", v, "0 | 1 | a file", o.stats);
+  } else if (parse_number(v, n)) {
+    o.stats = n;
+    o.stats_file = nullptr;
+  } else {
+    o.stats = 1;
+    o.stats_file = v;
+  }
+  return true;
+}
+
 }  // namespace
 
 // Called once with the environment in place (startup.cpp), so each warning is
@@ -173,6 +191,7 @@ bool read_options() noexcept {
     for (; *env != nullptr; ++env) {
       const char *e = *env;
       if (e[0] != 'V' || e[1] != 'A' || e[2] != 'M' || e[3] != '_') continue;
+      if (read_stats_option(e, o)) continue;
 #define VAM_OPTION_READ(name, field, def, unit)                              \
       if (const char *v = match(e, name)) {                                  \
         if (!set(name, v, o.field)) warn_value(name, v, unit, o.field);      \
@@ -191,6 +210,17 @@ bool read_options() noexcept {
   clamp("VAM_HUGE_CACHE", o.huge_cache, 0, kMax);
   clamp("VAM_HUGEPAGE_MIN", o.hugepage_min, 0, kMax);
   clamp("VAM_STATS", o.stats, 0, 1);
+  clamp("VAM_SECURE", o.secure, 0, 1);
+#if !defined(VAM_SECURE)
+  static bool said_secure = false;
+  if (o.secure && !said_secure) {
+    said_secure = true;
+    Line l;
+    l.str("vam: VAM_SECURE=1 ignored: this library has no secure mode; preload libvam-secure.so "
+          "(the vam command does: vam --secure)");
+    l.emit();
+  }
+#endif
   clamp("VAM_BLOCK_OBJECTS", o.block_objects, 1, 512);
   return env != nullptr;
 }

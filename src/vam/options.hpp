@@ -80,13 +80,19 @@ enum class ReuseOrder : int { recent = 0, fifo = 1 };
   /* | 2048 | 4096 | 8192 (classes eight per power of two above 1 KiB; faster  */         \
   /* on churn of such objects, more D1 misses and memory in the ablation).      */         \
   X("VAM_PAGE_MAX",          page_max,          1024,       "1024 | 2048 | 4096 | 8192")     \
+  /* 1: the secure mode's checks (secure.cpp), which only libvam-secure.so has:    */         \
+  /* libvam.so warns that it ignores it (`vam --secure` preloads the secure one).  */         \
+  X("VAM_SECURE",            secure,            0,          "0 | 1")                         \
   /* Print vam_stats() to stderr at exit.                                          */         \
-  X("VAM_STATS",             stats,             0,          "0 | 1")
+  X("VAM_STATS",             stats,             0,          "0 | 1 | a file to append the report to")
 
 struct Options {
 #define VAM_OPTION_FIELD(name, field, def, unit) std::int64_t field = def;
   VAM_OPTIONS(VAM_OPTION_FIELD)
 #undef VAM_OPTION_FIELD
+  // VAM_STATS=FILE: the report is appended to FILE (a string of the environment,
+  // which lives as long as the process) instead of written to stderr.
+  const char *stats_file = nullptr;
 };
 
 // The options in force (defaults until read_options() ran).

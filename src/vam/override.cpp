@@ -1,46 +1,80 @@
 // override.cpp — the only file that defines malloc. Every export is one line
 // over the C++ logic in vam.cpp; malloc's and free's fast paths are inline
 // (api.hpp), so malloc, free and operator new/delete hold them with no jump.
-// Built into libvam.so (for LD_PRELOAD) and libvam.a; not built when the
-// sanitizers own malloc (ALLOCLAB_SANITIZE). Both define operator new/delete,
+// Built into libvam.so (for LD_PRELOAD), its instrumented twins libvam-stats.so
+// and libvam-memcheck.so (instrument.hpp), and libvam.a; not built when the
+// sanitizers own malloc (ALLOCLAB_SANITIZE). All define operator new/delete,
 // as the peers' libraries do: otherwise every new in a C++ program is
 // libstdc++'s, a call more on its way to malloc (and delete the same).
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <new>
 
 #include "vam/api.hpp"
+#include "vam/instrument.hpp"
 
 #define VAM_EXPORT extern "C" __attribute__((visibility("default")))
 
+#if defined(VAM_SECURE)
+namespace v = alloclab::vam::secure;  // libvam-secure.so: the same entry points, checked (secure.cpp)
+#else
 namespace v = alloclab::vam;
+#endif
 
-VAM_EXPORT void *malloc(size_t n) noexcept { return v::malloc_impl(n); }
-VAM_EXPORT void free(void *p) noexcept { v::free_impl(p); }
-VAM_EXPORT void *calloc(size_t n, size_t size) noexcept { return v::calloc_impl(n, size); }
-VAM_EXPORT void *realloc(void *p, size_t n) noexcept { return v::realloc_impl(p, n); }
-VAM_EXPORT void *reallocarray(void *p, size_t n, size_t size) noexcept { return v::reallocarray_impl(p, n, size); }
-VAM_EXPORT int posix_memalign(void **out, size_t a, size_t n) noexcept { return v::posix_memalign_impl(out, a, n); }
-VAM_EXPORT void *aligned_alloc(size_t a, size_t n) noexcept { return v::aligned_alloc_impl(a, n); }
-VAM_EXPORT void *memalign(size_t a, size_t n) noexcept { return v::memalign_impl(a, n); }
-VAM_EXPORT void *valloc(size_t n) noexcept { return v::valloc_impl(n); }
-VAM_EXPORT void *pvalloc(size_t n) noexcept { return v::pvalloc_impl(n); }
+VAM_EXPORT void *malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }
+VAM_EXPORT void free(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
+VAM_EXPORT void *calloc(size_t n, size_t size) noexcept { return VAM_CALLOC(n, size); }
+VAM_EXPORT void *realloc(void *p, size_t n) noexcept { return VAM_REALLOC_COUNTED(p, n, v::realloc_impl(p, n)); }
+VAM_EXPORT void *reallocarray(void *p, size_t n, size_t size) noexcept {
+#if defined(VAM_MEMCHECK)
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return VAM_REALLOC_COUNTED(p, bytes, 0);
+#else
+  return VAM_REALLOC_COUNTED(p, n != 0 && size != 0, v::reallocarray_impl(p, n, size));
+#endif
+}
+VAM_EXPORT int posix_memalign(void **out, size_t a, size_t n) noexcept {
+#if defined(VAM_COUNT) || defined(VAM_MEMCHECK)
+  const int r = v::posix_memalign_impl(out, a, n);
+  if (r == 0) VAM_COUNTED(aligned, *out);
+  return r;
+#else
+  return v::posix_memalign_impl(out, a, n);
+#endif
+}
+VAM_EXPORT void *aligned_alloc(size_t a, size_t n) noexcept { return VAM_COUNTED(aligned, v::aligned_alloc_impl(a, n)); }
+VAM_EXPORT void *memalign(size_t a, size_t n) noexcept { return VAM_COUNTED(aligned, v::memalign_impl(a, n)); }
+VAM_EXPORT void *valloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::valloc_impl(n)); }
+VAM_EXPORT void *pvalloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::pvalloc_impl(n)); }
 VAM_EXPORT size_t malloc_usable_size(void *p) noexcept { return v::usable_size_impl(p); }
-VAM_EXPORT void free_sized(void *p, size_t) noexcept { v::free_impl(p); }
-VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t) noexcept { v::free_impl(p); }
-VAM_EXPORT void cfree(void *p) noexcept { v::free_impl(p); }
+VAM_EXPORT void free_sized(void *p, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
+VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t n) noexcept { VAM_UNCOUNT(free, p); VAM_SIZED_FREE(p, n); }
+VAM_EXPORT void cfree(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
+
+#if defined(VAM_SECURE)
+// The guarded copy (secure.cpp, check_copy); the copy itself is libc's memmove.
+VAM_EXPORT void *memcpy(void *d, const void *s, size_t n) noexcept {
+  v::check_copy(d, n);
+  return memmove(d, s, n);
+}
+#endif
 
 // glibc's internal names, used by some programs and by glibc itself.
-VAM_EXPORT void *__libc_malloc(size_t n) noexcept { return v::malloc_impl(n); }
-VAM_EXPORT void __libc_free(void *p) noexcept { v::free_impl(p); }
-VAM_EXPORT void *__libc_calloc(size_t n, size_t size) noexcept { return v::calloc_impl(n, size); }
-VAM_EXPORT void *__libc_realloc(void *p, size_t n) noexcept { return v::realloc_impl(p, n); }
-VAM_EXPORT void *__libc_memalign(size_t a, size_t n) noexcept { return v::memalign_impl(a, n); }
-VAM_EXPORT void *__libc_valloc(size_t n) noexcept { return v::valloc_impl(n); }
-VAM_EXPORT void *__libc_pvalloc(size_t n) noexcept { return v::pvalloc_impl(n); }
+VAM_EXPORT void *__libc_malloc(size_t n) noexcept { return VAM_COUNTED(malloc, v::malloc_impl(n)); }
+VAM_EXPORT void __libc_free(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
+VAM_EXPORT void *__libc_calloc(size_t n, size_t size) noexcept { return VAM_CALLOC(n, size); }
+VAM_EXPORT void *__libc_realloc(void *p, size_t n) noexcept { return VAM_REALLOC_COUNTED(p, n, v::realloc_impl(p, n)); }
+VAM_EXPORT void *__libc_memalign(size_t a, size_t n) noexcept { return VAM_COUNTED(aligned, v::memalign_impl(a, n)); }
+VAM_EXPORT void *__libc_valloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::valloc_impl(n)); }
+VAM_EXPORT void *__libc_pvalloc(size_t n) noexcept { return VAM_COUNTED(aligned, v::pvalloc_impl(n)); }
 
 // The C++ runtime's new-handler and bad_alloc. In libvam.so through weak
 // references: the library then needs nothing of libstdc++ (a C program it is
@@ -92,6 +126,12 @@ inline bool linked(F *f) {
   }
 }
 
+#if defined(VAM_SECURE)
+inline void *new_impl(size_t n) {
+  void *p = v::malloc_impl(n);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+}
+#else
 // What malloc's inline path does not take (malloc_miss, malloc_other), then
 // new_slow on null: passed to malloc_inline, so that operator new's inline
 // path saves no register to test malloc's result after it.
@@ -105,6 +145,7 @@ inline bool linked(F *f) {
 }
 
 inline void *new_impl(size_t n) { return v::malloc_inline<new_miss, new_other>(n); }
+#endif
 inline void *new_aligned(size_t n, std::align_val_t a) {
   void *p = v::aligned_or_null(static_cast<size_t>(a), n);
   return p ? p : new_slow(n, static_cast<size_t>(a));
@@ -118,20 +159,20 @@ inline void *new_aligned(size_t n, std::align_val_t a) {
 // so libstdc++ again. They are rare; the hop costs nothing that matters.
 #define VAM_NEW __attribute__((visibility("default")))
 
-VAM_NEW void *operator new(size_t n) { return new_impl(n); }
-VAM_NEW void *operator new[](size_t n) { return new_impl(n); }
-VAM_NEW void *operator new(size_t n, std::align_val_t a) { return new_aligned(n, a); }
-VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return new_aligned(n, a); }
+VAM_NEW void *operator new(size_t n) { return VAM_COUNTED(new_, new_impl(n)); }
+VAM_NEW void *operator new[](size_t n) { return VAM_COUNTED(new_, new_impl(n)); }
+VAM_NEW void *operator new(size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned(n, a)); }
+VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned(n, a)); }
 
-VAM_NEW void operator delete(void *p) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, size_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete(void *p, const std::nothrow_t &) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, const std::nothrow_t &) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete(void *p, std::align_val_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, std::align_val_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t, std::align_val_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, size_t, std::align_val_t) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { v::free_impl(p); }
+VAM_NEW void operator delete(void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete[](void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete(void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete[](void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete[](void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
+VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }

@@ -88,7 +88,7 @@ namespace {
 }
 
 [[gnu::destructor]] void vam_finish() noexcept {
-  if (options().stats) print_stats(2);
+  if (options().stats) print_stats_at_exit();
 }
 
 }  // namespace

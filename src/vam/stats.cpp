@@ -2,15 +2,18 @@
 // from the block records (the fast paths keep no other count), large and
 // huge bytes from the heaps' counters, the fragmentation ratio (paper §4.4),
 // and a report written with write(2), no stdio and no allocation.
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "alloclab/vam.h"
+#include "vam/instrument.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/hot_list.hpp"
 #include "vam/huge.hpp"
+#include "vam/options.hpp"
 #include "vam/remote.hpp"
 
 namespace alloclab::vam {
@@ -116,7 +119,62 @@ struct Out {
   }
 };
 
+// A "Key:   N kB" line of /proc/self/status, in KiB; 0 when it cannot be read.
+std::size_t status_kb(const char *key) noexcept {
+  char buf[4096];
+  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char *at = strstr(buf, key);
+  if (at == nullptr) return 0;
+  at += strlen(key);
+  while (*at == ' ' || *at == '\t') ++at;
+  std::size_t v = 0;
+  for (; *at >= '0' && *at <= '9'; ++at) v = v * 10 + std::size_t(*at - '0');
+  return v;
+}
+
+void print_calls(Out &o) noexcept {
+  CallCounts c;
+  call_counts(&c);
+  if (!c.counted) {
+    o.str("  calls, peak live bytes: counted by libvam-stats.so only (`vam --stats` preloads it)\n");
+    return;
+  }
+  static const char *const names[] = {"malloc", "calloc", "realloc", "aligned", "new", "free", "delete"};
+  o.str("  calls            ");
+  for (unsigned k = 0; k < unsigned(Call::kinds); ++k) {
+    o.str(" ");
+    o.str(names[k]);
+    o.str(" ");
+    o.num(c.calls[k]);
+  }
+  o.str("\n");
+  o.kv("  peak live bytes   ", pos(c.peak_live_bytes));
+}
+
 }  // namespace
+
+void print_stats_at_exit() noexcept {
+  const char *file = options().stats_file;
+  int fd = 2;
+  if (file != nullptr) {
+    fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      Out o;
+      o.str("vam: cannot open VAM_STATS file ");
+      o.str(file);
+      o.str("; the statistics follow on stderr\n");
+      o.flush(2);
+      fd = 2;
+    }
+  }
+  print_stats(fd);
+  if (fd != 2) ::close(fd);
+}
 
 void print_stats(int fd) noexcept {
   vam_stats_t s;
@@ -134,6 +192,9 @@ void print_stats(int fd) noexcept {
   o.kv("    large           ", s.large_live_bytes);
   o.kv("    huge            ", s.huge_live_bytes);
   o.kv("  live objects      ", s.live_objects);
+  print_calls(o);
+  o.kv("  peak RSS (KiB)    ", status_kb("VmHWM:"));
+  o.kv("  RSS now (KiB)     ", status_kb("VmRSS:"));
   o.kv("  pages in use      ", s.pages_in_use);
   o.kv("  pages discarded   ", s.pages_discarded);
   o.kv("  discard calls     ", s.discard_calls);

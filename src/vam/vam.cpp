@@ -354,12 +354,5 @@ void vam_free_sized(void *p, size_t) { v::free_impl(p); }
 void vam_free_aligned_sized(void *p, size_t, size_t) { v::free_impl(p); }
 void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
-void vam_collect(void) {
-  v::remote_flush_all();  // the frees this thread holds for other heaps go to them
-  if (v::Heap *h = v::t_heap; h != &v::g_empty_heap) {
-    v::hot_return_all(h);
-    v::heap_collect(h);
-  }
-  v::huge_cache_expire(true);
-}
+void vam_collect(void) { v::collect_thread(false); }
 }

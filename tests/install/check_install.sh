@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 lib=$prefix/lib
 for f in include/alloclab/reap.h include/alloclab/reap.hpp include/alloclab/vam.h \
-         lib/libreap.so lib/libreap.so.0 lib/libreap.a lib/libvam.so lib/libvam.so.0 lib/libvam.a \
+         lib/libreap.so lib/libreap.so.0 lib/libreap.a lib/libvam.so lib/libvam.so.0 lib/libvam.a lib/libvam-stats.so lib/libvam-memcheck.so lib/libvam-secure.so \
          lib/cmake/alloclab/alloclabConfig.cmake lib/pkgconfig/alloclab.pc lib/pkgconfig/vam.pc \
          bin/vam share/man/man1/alloclab.1 share/man/man1/vam.1 share/man/man3/vam.3 \
          share/man/man3/reap.3; do
@@ -78,6 +78,10 @@ maps=$("$prefix/bin/vam" cat /proc/self/maps)
 grep -q "$(basename "$real")" <<<"$maps" || fail "vam wrapper: libvam is not mapped in the program"
 err=$("$prefix/bin/vam" --stats /bin/true 2>&1 >/dev/null)
 grep -q "^vam: statistics" <<<"$err" || fail "vam --stats /bin/true printed no statistics: '$err'"
+grep -q "^  calls  *malloc [0-9]" <<<"$err" || fail "vam --stats does not run the counting build: '$err'"
+err=$("$prefix/bin/vam" --secure sh -c 'exit 0' 2>&1) || fail "vam --secure: $err"
+maps=$(VAM_SECURE=1 "$prefix/bin/vam" cat /proc/self/maps)
+grep -q "libvam-secure.so" <<<"$maps" || fail "VAM_SECURE=1 vam: libvam-secure.so is not mapped"
 err=$(VAM_STATS=1 "$prefix/bin/vam" /bin/true 2>&1 >/dev/null)
 grep -q "^vam: statistics" <<<"$err" || fail "VAM_STATS=1 vam /bin/true printed no statistics"
 pre=$(LD_PRELOAD=/nonexistent-front.so "$prefix/bin/vam" sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)

@@ -216,7 +216,7 @@ def command(ns) -> list[str]:
 
 # ------------------------------------------------------- declaring the options
 
-def add_allocators(p, default="glibc,jemalloc,mimalloc", help_extra=""):
+def add_allocators(p, default="glibc,jemalloc,mimalloc,vam", help_extra=""):
     p.add_argument("--allocators", type=typed(allocators.find_many), default=default,
                    help="comma-separated names (glibc, jemalloc, mimalloc, tcmalloc, vam) or .so paths, or "
                         f"'all'{help_extra}; NAME@VAR=VALUE[@VAR=VALUE...] is a variant, that allocator "

@@ -47,6 +47,9 @@ def add_arguments(sc) -> None:
                     help="let the program print to the terminal (default: stdout is hashed, stderr kept)")
     sc.add_argument("--cache", choices=list(CACHE_METHODS), default="auto",
                     help="cache-miss measurement (default %(default)s)")
+    sc.add_argument("--rss-series", nargs="?", type=A.count_type(1), const=10, default=None, metavar="MS",
+                    help="also run each cell once more and sample its resident memory every MS ms "
+                         "(default 10) into rss_series.csv and the report's RSS-over-time plot")
     sc.add_argument("--baseline", default=None, help="ALLOCATOR or ALLOCATOR/Adv_N (default glibc/Adv_0)")
     sc.add_argument("--profile", default=None, help="use this profile instead of profiling first")
     A.add_seed(sc)
@@ -98,7 +101,8 @@ def plan(ns) -> Plan:
     matrix = ComparePlan(cmd, ns.allocators, ns.adv, parse_baseline(ns.baseline, ns.allocators, ns.adv),
                          runs=ns.runs, warmup=ns.warmup, outdir=ns.output, timeout=ns.timeout, cache=ns.cache,
                          profile=ns.profile, seed=ns.seed, shuffle=not ns.fixed_order, prepare=ns.prepare,
-                         show_output=ns.show_output)
+                         show_output=ns.show_output,
+                         rss_every=None if ns.rss_series is None else ns.rss_series / 1000.0)
     return Plan(matrix.check(), ns.setup, ns.cleanup,
                 {"json": ns.export_json, "markdown": ns.export_markdown, "csv": ns.export_csv})
 
@@ -114,6 +118,11 @@ def run(p: Plan) -> Summary:
             runner.run_prepare(p.cleanup, timeout, what="--cleanup")
 
 
+def kept(summary: Summary) -> bool:
+    """The comparison replaces an earlier one in its directory only when some run succeeded."""
+    return any(c.ok for c in summary.cells)
+
+
 def write(p: Plan, summary: Summary) -> int:
     out = p.matrix.outdir
     print(text.format_table(summary))
@@ -121,8 +130,9 @@ def write(p: Plan, summary: Summary) -> int:
     for w in summarising.warnings(summary):
         print(f"alloclab: warning: {w}", file=sys.stderr)
     written = export(summary, out, p.exports)
-    print(f"results: {os.path.join(out, 'results.csv')}  report: {os.path.join(out, 'report.html')}"
-          + "".join(f"  {x}" for x in written))
+    if kept(summary):
+        print(f"results: {os.path.join(out, 'results.csv')}  report: {os.path.join(out, 'report.html')}"
+              + "".join(f"  {x}" for x in written))
     if summary.meta.interrupted:
         return 130
     return summarising.exit_code(summary)

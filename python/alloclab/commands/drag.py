@@ -47,7 +47,8 @@ def write(p: Plan, res: dict) -> int:
     inc = res["peak_increase_percent"]
     print(f"peak memory: actual {res['peak_bytes_actual']} bytes, immediate free "
           f"{res['peak_bytes_immediate']} bytes" + (f" (+{inc:.1f}%)" if inc is not None else ""))
-    print(f"results: {os.path.join(p.outdir, 'drag.json')}" + (f"  plot: {res['plot']}" if "plot" in res else ""))
+    print(f"results: {os.path.join(p.outdir, 'drag.json')}" + (f"  plot: {res['plot']}" if "plot" in res else "")
+          + f"  the program's output: {os.path.join(p.outdir, res['program_stdout'])}")
     if res["tool"].get("nested_objects_ignored"):
         print(f"alloclab: note: {res['tool']['nested_objects_ignored']} objects nested inside other "
               "objects were ignored", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
 from alloclab.commands import arguments as A
@@ -69,6 +70,8 @@ def write(p: Plan, r: Result) -> int:
           f"max_live {prof.max_live} ({prof.max_live_bytes} bytes), mean size {prof.mean_size}, "
           f"{len(prof.sizes)} distinct sizes below {prof.cutoff}, {prof.ignored} at or above"
           + (f"; merged from {procs} processes" if procs > 1 else ""), file=sys.stderr)
+    for w in profiling.warnings(prof, {**os.environ, **(p.allocator.environ if p.allocator else {})}):
+        print(f"alloclab: warning: {w}", file=sys.stderr)
     if p.stacks:
         print(f"alloclab: allocation sites in {profiling.sites_dir(p.output)}: "
               f"`alloclab sites {p.output}` ranks them", file=sys.stderr)

@@ -14,6 +14,7 @@ everything below takes the :class:`Allocator` it returns.
 API::
 
     find(name_or_path) -> Allocator        # LabError when unknown; NotInstalled when not on this machine
+    check_options(allocator)               # LabError when a variant's options are rejected (find calls it)
     find_many(text) -> list[Allocator]     # "glibc,jemalloc" | "all" | paths; each through find()
     available(names=KNOWN, missing=None) -> list[Allocator]   # those present here, in that order
     KNOWN                                  # the names find() understands
@@ -32,11 +33,12 @@ import dataclasses
 import functools
 import os
 import re
+import shutil
 import subprocess
 import time
 
 from alloclab import LabError
-from alloclab.core import paths
+from alloclab.core import paths, runner
 
 # Name -> shared-object names to look for, best first.
 PEERS = {
@@ -112,7 +114,33 @@ def _variant(key: str) -> Allocator | None:
     if base.env:
         raise LabError(f"allocator variant {key!r}: its base is a variant already")
     suffix = "".join(f"@{v}={x}" for v, x in pairs)
-    return Allocator(base.name + suffix, base.path, base.version, tuple(pairs))
+    variant = Allocator(base.name + suffix, base.path, base.version, tuple(pairs))
+    check_options(variant)
+    return variant
+
+
+# What an allocator prints when it does not take an option as given (vam, reap, mimalloc and
+# jemalloc all say one of these).
+_REJECTED = re.compile(r"ignored|unknown option|out of range|invalid", re.IGNORECASE)
+
+
+def check_options(a: Allocator) -> None:
+    """LabError when the allocator rejects one of the variant's options, so that a variant is never
+    measured as the default it fell back to: `true` runs on the allocator with the options and
+    without them, and a warning only the first printed refuses the variant, quoted."""
+    if not a.env:
+        return
+    true = [shutil.which("true") or "/bin/true"]
+
+    def said(env):
+        r = runner.run(true, preload=a.preload, env=env, timeout=30, direct=True)
+        return [x.strip() for x in r.stderr_tail.splitlines() if _REJECTED.search(x)]
+
+    plain = set(said(None))
+    rejected = [x for x in said(a.environ) if x not in plain]
+    if rejected:
+        raise LabError(f"allocator variant {a.name!r}: {a.name.split('@')[0]} rejects its options "
+                       f"and would run as its default: {'; '.join(rejected)}")
 
 
 def lab_libdir() -> str | None:

@@ -68,6 +68,9 @@ class RunResult:
     private_dirty_kb: int | None = None
     lazyfree_kb: int | None = None
     anon_huge_kb: int | None = None
+    # With rss_every: [seconds since the start, resident KiB of the program and its descendants]
+    # sampled every rss_every seconds while it ran.
+    rss_series: list | None = None
 
     @property
     def ok(self) -> bool:
@@ -231,6 +234,59 @@ def _measured(result_file: str | None, code, sig, wall, user, system, rss) -> _M
     return _Measured(code, sig, wall, user, system, rss)
 
 
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                out += [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def tree_rss_kb(pid: int, itself: bool = True) -> int | None:
+    """Resident KiB (statm's resident pages, as RSS counts them) of pid's descendants, and of pid
+    itself unless `itself` is false (the launcher); None when nothing could be read."""
+    page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+    total, seen, todo = 0, False, [(pid, itself)]
+    while todo:
+        p, count = todo.pop()
+        if count:
+            try:
+                with open(f"/proc/{p}/statm", encoding="ascii") as f:
+                    total += int(f.read().split()[1]) * page_kb
+                seen = True
+            except (OSError, ValueError, IndexError):
+                pass
+        todo += [(c, True) for c in _children(p)]
+    return total if seen else None
+
+
+class _RssSampler:
+    """A thread that samples tree_rss_kb(pid) every `every` seconds until stopped."""
+
+    def __init__(self, pid: int, itself: bool, every: float):
+        self.series: list = []
+        self._stop = threading.Event()
+        t0 = time.perf_counter()
+
+        def loop():
+            while not self._stop.is_set():
+                kb = tree_rss_kb(pid, itself)
+                if kb:
+                    self.series.append([round(time.perf_counter() - t0, 4), kb])
+                self._stop.wait(every)
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> list:
+        self._stop.set()
+        self._thread.join()
+        return self.series
+
+
 def _state(code, sig, timed_out: bool) -> str:
     if timed_out:
         return "timeout"
@@ -240,7 +296,7 @@ def _state(code, sig, timed_out: bool) -> str:
 
 
 def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cwd=None,
-        unset=(), direct: bool = False) -> RunResult:
+        unset=(), direct: bool = False, rss_every: float | None = None) -> RunResult:
     """Run cmd once in a fresh child; see the module docstring.
 
     The child is started through the alloclab-exec launcher when it is built
@@ -248,7 +304,8 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
     would otherwise carry across exec), unless `direct` (then the process
     started is the program, and RunResult.pid is its pid); else directly,
     with that caveat. A KeyboardInterrupt while waiting kills the child's
-    process group, reaps it, and is re-raised.
+    process group, reaps it, and is re-raised. With `rss_every` (seconds), the resident memory
+    of the program and its descendants is sampled that often while it runs (RunResult.rss_series).
     """
     check_command(cmd)
     with tempfile.TemporaryDirectory(prefix="alloclab-run-") as tmp:
@@ -264,7 +321,11 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
                                         start_new_session=True, close_fds=True)
             except OSError as e:
                 raise LabError(f"cannot run {cmd[0]!r}: {e.strerror or e}") from None
-            status, ru, wall, timed_out = _wait(proc, timeout)
+            sampler = _RssSampler(proc.pid, how.result_file is None, rss_every) if rss_every else None
+            try:
+                status, ru, wall, timed_out = _wait(proc, timeout)
+            finally:
+                series = sampler.stop() if sampler else None
         finally:
             if out_f:
                 out_f.close()
@@ -278,7 +339,7 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
                          signal=m.sig, status=_state(m.code, m.sig, timed_out),
                          stdout_sha256=file_sha256(out_path) if stdout is None else None,
                          stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid,
-                         private_dirty_kb=dirty, lazyfree_kb=lazy, anon_huge_kb=huge)
+                         private_dirty_kb=dirty, lazyfree_kb=lazy, anon_huge_kb=huge, rss_series=series)
 
 
 def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:

@@ -142,6 +142,7 @@ def run_drag(cmd, outdir: str, allocator: Allocator | None = None, timeout=None,
         "status": r.status,
         "tool": r.summary,
         "tool_wall_s": round(r.wall_s, 3),
+        "program_stdout": os.path.relpath(r.stdout, outdir),
     })
     png = os.path.join(outdir, "drag.png")
     if make_plot and res["objects"] and plot(obj, png, f"memory over time: {os.path.basename(cmd[0])} "

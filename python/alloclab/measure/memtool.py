@@ -30,7 +30,6 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 import tempfile
 
 from alloclab import LabError
@@ -62,6 +61,7 @@ class ToolRun:
     summary: dict           # PREFIX.summary, numbers by key
     prefix: str             # the tool's output files: PREFIX.summary, PREFIX.objects, PREFIX.trace
     wall_s: float
+    stdout: str = ""        # the file that holds what the program wrote on its standard output
 
 
 def _valgrind_libdir() -> str | None:
@@ -134,15 +134,6 @@ def read_summary(path: str) -> dict:
     return out
 
 
-def _stdout_target():
-    # The program's own output goes to our stderr, so our stdout is the report.
-    try:
-        sys.stderr.fileno()
-        return sys.stderr
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
 def _gather(base: str, prefix: str) -> int:
     """Remove the files of the processes other than the one started (BASE.<pid>.*, other pids);
     how many of them wrote a summary."""
@@ -159,7 +150,9 @@ def _gather(base: str, prefix: str) -> int:
 
 def run(cmd, outdir: str, name: str, allocator: Allocator | None = None, preload=(), env=None, objects=False,
         trace=False, timeout=None, tools: MemTools | None = None) -> ToolRun:
-    """Run cmd under the tool; its files are outdir/name.<pid>.{summary,objects,trace}.
+    """Run cmd under the tool; its files are outdir/name.<pid>.{summary,objects,trace}, and the
+    program's standard output goes to outdir/name.stdout (the command's own stdout is its report;
+    the program's stderr stays the terminal's).
 
     allocator  the allocator to run on (default glibc); preload: extra
     shims (e.g. the litter shim) placed after the allocator.
@@ -182,9 +175,8 @@ def run(cmd, outdir: str, name: str, allocator: Allocator | None = None, preload
         argv = [os.path.join(vglib, TOOL_FILE), "-q", "--trace-children=yes", f"--tool={TOOL_NAME}",
                 f"--out={base}", f"--objects={'yes' if objects else 'no'}",
                 f"--trace={'yes' if trace else 'no'}", *cmd]
-        r = runner.run(argv, preload=libs, env=e, timeout=timeout, stdout=_stdout_target() or "inherit",
-                       stderr="inherit",
-                       direct=True)
+        with open(base + ".stdout", "wb") as out:
+            r = runner.run(argv, preload=libs, env=e, timeout=timeout, stdout=out, stderr="inherit", direct=True)
     if r.status == "timeout":
         raise LabError(f"{cmd[0]!r} did not finish within {timeout} s under the tool")
     prefix = f"{base}.{r.pid}"
@@ -194,7 +186,7 @@ def run(cmd, outdir: str, name: str, allocator: Allocator | None = None, preload
                        "did Valgrind fail to start it?")
     summary = read_summary(prefix + ".summary")
     summary["other_processes"] = others
-    return ToolRun(status=r.exit_status, summary=summary, prefix=prefix, wall_s=r.wall_s)
+    return ToolRun(status=r.exit_status, summary=summary, prefix=prefix, wall_s=r.wall_s, stdout=base + ".stdout")
 
 
 def read_objects(path: str) -> dict:

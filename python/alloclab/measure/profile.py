@@ -19,6 +19,8 @@ API::
     merge_records(records: list[dict]) -> dict
     read_records(out) -> list[dict]
     NoProfile                           # LabError when the program left no record; .result is its run
+    warnings(profile, env=None) -> list[str]   # what the profile cannot show, or littering cannot change
+    FEW_LIVE
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from alloclab.core.allocators import Allocator
 from alloclab.core.results.profile import FORMAT, Profile, validate, write_profile
 
 DEFAULT_CUTOFF = 4096
+# Below this many objects live at once a heap barely fragments: littering with M times the
+# profile's objects leaves the program's own allocations almost where they would be.
+FEW_LIVE = 1000
+# CPython's settings that let malloc see every object (its own allocator serves those up to 512 bytes).
+_PYMALLOC_OFF = ("malloc", "malloc_debug")
 
 
 class NoProfile(LabError):
@@ -153,3 +160,26 @@ def run_profile(cmd, out: str | None = None, cutoff: int = DEFAULT_CUTOFF, alloc
     if out:
         write_profile(profile, out)
     return profile
+
+
+def warnings(profile: Profile, env: dict | None = None) -> list[str]:
+    """What a reader of the profile should know before littering with it: a program that serves
+    its objects from its own allocator (CPython's pymalloc, unless PYTHONMALLOC=malloc; most of
+    its requests at or above the cutoff, as from an arena), and a heap with too few live objects
+    for littering to change. `env`: the run's environment (default: this process's)."""
+    env = os.environ if env is None else env
+    out = []
+    pythons = [p for p in profile.processes if os.path.basename(p.get("exe") or "").startswith("python")]
+    if pythons and env.get("PYTHONMALLOC", "") not in _PYMALLOC_OFF:
+        out.append(f"{os.path.basename(pythons[0]['exe'])} serves objects of up to 512 bytes from its own "
+                   f"allocator (pymalloc), which malloc never sees: the {profile.allocations:,} allocations "
+                   "profiled are pymalloc's arenas and the larger objects. Run it with PYTHONMALLOC=malloc "
+                   "to profile and litter what the program allocates")
+    if profile.allocations and profile.ignored > profile.allocations // 2:
+        out.append(f"{profile.ignored:,} of {profile.allocations:,} requests are of {profile.cutoff} bytes or "
+                   "more: the program may carve its objects from arenas of its own (a bump or pool "
+                   "allocator), which neither profiling nor littering sees")
+    if profile.max_live < FEW_LIVE:
+        out.append(f"at most {profile.max_live:,} objects were live at once (fewer than {FEW_LIVE:,}): a heap "
+                   "this small barely fragments, so littering will change little; give it a larger input")
+    return out

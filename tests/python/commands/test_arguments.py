@@ -29,3 +29,12 @@ def test_levels_and_allocators():
     assert [a.name for a in allocators.find_many("glibc")] == ["glibc"]
     with pytest.raises(LabError, match="given twice"):
         allocators.find_many("glibc,system")
+
+
+def test_vam_is_among_the_default_allocators_of_every_command_that_takes_a_list():
+    from alloclab import cli
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in ("compare", "frag", "pages"):
+        action = next(a for a in sub.choices[name]._actions if a.dest == "allocators")
+        assert action.default.split(",") == ["glibc", "jemalloc", "mimalloc", "vam"], name

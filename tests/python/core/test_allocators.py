@@ -61,3 +61,15 @@ def test_find_looks_where_the_registry_says(tmp_path, monkeypatch):
     with pytest.raises(allocators.NotInstalled):
         allocators.find("jemalloc")
     assert "jemalloc" not in [x.name for x in allocators.available()]
+
+
+def test_a_variant_whose_options_the_allocator_rejects_is_refused_before_anything_runs(libdir):
+    """libvam warns and falls back to its default on a bad value; the variant would be measured as
+    default vam under another name. The registry refuses it and quotes the allocator's own words."""
+    with pytest.raises(LabError, match=r"vam rejects its options .*VAM_ORDER=random ignored"):
+        allocators.find("vam@VAM_ORDER=random")
+    with pytest.raises(LabError, match=r"unknown option VAM_NO_SUCH"):
+        allocators.find("vam@VAM_NO_SUCH=1")
+    assert allocators.find("vam@VAM_ORDER=fifo").environ == {"VAM_ORDER": "fifo"}
+    # an option the allocator does not read itself (a program's own variable) passes
+    assert allocators.find("vam@PYTHONMALLOC=malloc").environ == {"PYTHONMALLOC": "malloc"}

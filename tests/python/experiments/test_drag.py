@@ -185,7 +185,7 @@ def test_a_wrapper_script_that_execs_the_program_gives_the_programs_result(tools
     for k in ("total_drag", "peak_bytes_actual", "peak_bytes_immediate", "objects", "area_actual"):
         assert wrapped[k] == direct[k], k
     assert wrapped["tool"]["other_processes"] >= 1     # /bin/true ran under the tool too
-    assert sorted(os.listdir(tmp_path / "b")) == ["drag.json"]
+    assert sorted(x for x in os.listdir(tmp_path / "b") if x != ".alloclab-output") == ["drag.json", "drag.stdout"]
 
 
 def test_a_resized_reap_object_ends_and_a_new_one_begins(tools, cbuild, reap_flags, tmp_path):
@@ -234,3 +234,13 @@ int main(void) {
     obj = memtool.read_objects(r.prefix + ".objects")
     last = sorted(zip(obj["alloc"].tolist(), obj["last"].tolist()))
     assert last == [(100, 324), (200, 324), (300, 324), (324, 324)]
+
+
+def test_the_programs_output_goes_to_a_file_not_into_the_report(tools, tmp_path):
+    out = tmp_path / "out"
+    p = run_cli("drag", "-o", str(out), "--no-plot", "--", "sh", "-c", "echo from-the-program; echo on-stderr >&2")
+    assert p.returncode == 0, p.stderr
+    assert "from-the-program" not in p.stdout + p.stderr
+    assert "on-stderr" in p.stderr
+    assert (out / "drag.stdout").read_text() == "from-the-program\n"
+    assert f"the program's output: {out / 'drag.stdout'}" in p.stdout

@@ -31,7 +31,8 @@ def test_the_status_and_the_started_process_files(tools, cbuild, tmp_path):
     assert r.status == 3
     assert r.summary["other_processes"] == 1                  # the exec'd child wrote its own, removed
     left = sorted(os.listdir(tmp_path))
-    assert left == sorted(os.path.basename(r.prefix) + s for s in (".objects", ".summary"))
+    assert left == sorted([os.path.basename(r.prefix) + s for s in (".objects", ".summary")] + ["t.stdout"])
+    assert r.stdout == str(tmp_path / "t.stdout")
     assert memtool.read_objects(r.prefix + ".objects")["size"].tolist() == [100]
 
 

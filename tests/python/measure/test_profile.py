@@ -237,3 +237,29 @@ def test_cli_profile_merges_processes(cbuild, tmp_path, libdir):
     assert p["max_live"] == 150
     assert len(p["processes"]) == 2
     assert "merged from 2 processes" in r.stderr
+
+
+def _profile_of(exe="/usr/bin/sort", allocations=50_000, ignored=10, max_live=5_000):
+    from alloclab.core.results.profile import Profile
+    return Profile({"allocations": allocations, "bytes": allocations * 64, "max_live": max_live,
+                    "max_live_bytes": max_live * 64, "mean_size": 64.0, "cutoff": 4096, "ignored": ignored,
+                    "sizes": {"64": allocations}, "processes": [{"pid": 1, "exe": exe}]})
+
+
+def test_profile_warns_when_pymalloc_hides_the_objects_and_when_few_are_live():
+    from alloclab.measure.profile import FEW_LIVE, warnings
+    assert warnings(_profile_of(), {}) == []
+    py = warnings(_profile_of("/usr/bin/python3.11"), {})
+    assert len(py) == 1 and "pymalloc" in py[0] and "PYTHONMALLOC=malloc" in py[0], py
+    assert warnings(_profile_of("/usr/bin/python3.11"), {"PYTHONMALLOC": "malloc"}) == []
+    few = warnings(_profile_of(max_live=FEW_LIVE - 1), {})
+    assert len(few) == 1 and f"at most {FEW_LIVE - 1:,} objects were live" in few[0], few
+    assert warnings(_profile_of(max_live=FEW_LIVE), {}) == []
+    arena = warnings(_profile_of(allocations=100, ignored=60), {})
+    assert len(arena) == 1 and "60 of 100 requests" in arena[0], arena
+
+
+def test_the_profile_command_prints_the_warnings(tmp_path, libdir):
+    r = run_cli("profile", "-o", str(tmp_path / "p.json"), "--", "true")
+    assert r.returncode == 0, r.stderr
+    assert "alloclab: warning: at most" in r.stderr and "littering will change little" in r.stderr, r.stderr

@@ -106,6 +106,7 @@ class Meta:
     warmup: int = 1
     cache_results: dict | None = json_field(None, omit_none=True)
     finished_utc: str | None = None
+    rss_series: dict | None = json_field(None, omit_none=True)   # {"file", "every_s"}: compare --rss-series
     extra: dict = dataclasses.field(default_factory=dict)
 
 

@@ -47,6 +47,7 @@ class ComparePlan:
     prepare: str | None = None  # a shell command before every run, untimed
     show_output: bool = False   # the program's stdout and stderr go to the terminal (not hashed)
     report: bool = True         # write report.html (and its plots)
+    rss_every: float | None = None  # also run each cell once more, its RSS sampled this often (s)
 
     @property
     def cells(self) -> list[tuple[Allocator, Level]]:
@@ -62,6 +63,8 @@ class ComparePlan:
             raise LabError("--repeat must be at least 1")
         if self.timeout is not None and self.timeout <= 0:
             raise LabError("--timeout must be positive")
+        if self.rss_every is not None and not 0.001 <= self.rss_every <= 10:
+            raise LabError("--rss-series takes an interval from 1 to 10000 ms")
         if self.cache not in CACHE_METHODS:
             raise LabError(f"--cache must be one of {', '.join(CACHE_METHODS)}")
         names = [a.name for a in self.allocators]

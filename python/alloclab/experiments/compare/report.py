@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 
+from alloclab.core.results.series import read_rss_series
 from alloclab.core.results.summary import Summary
 from alloclab.experiments.compare.summary import warnings
 from alloclab.experiments.compare.text import format_ratio, headline
@@ -86,6 +87,26 @@ def _cache_plot(plt, summary: Summary, size, outdir: str) -> bool:
     return True
 
 
+def _rss_series_plot(plt, summary: Summary, size, outdir: str) -> bool:
+    """RSS over time, one line per cell (compare --rss-series)."""
+    if not summary.meta.rss_series:
+        return False
+    series = read_rss_series(os.path.join(outdir, summary.meta.rss_series["file"]))
+    if not any(series.values()):
+        return False
+    fig, ax = plt.subplots(figsize=(size[0] * 1.6, size[1] * 1.2))
+    for (allocator, level), samples in series.items():
+        if samples:
+            ax.plot([t for t, _ in samples], [kb / 1024.0 for _, kb in samples], label=f"{allocator} {level.label}",
+                    linestyle="-" if not level.littered else "--")
+    ax.set_xlabel("seconds since the program started")
+    ax.set_ylabel("resident MiB")
+    ax.set_title("Resident memory over time (one run per cell, littering included)")
+    ax.legend(fontsize="small", ncol=2)
+    plots.save(fig, os.path.join(outdir, "rss_series.png"))
+    return True
+
+
 def make_plots(summary: Summary, outdir: str) -> list[str]:
     plt = plots.pyplot()
     if plt is None:
@@ -113,6 +134,8 @@ def make_plots(summary: Summary, outdir: str) -> list[str]:
         written.append(name)
     if _cache_plot(plt, summary, size, outdir):
         written.append("cache.png")
+    if _rss_series_plot(plt, summary, size, outdir):
+        written.append("rss_series.png")
     return written
 
 
@@ -147,6 +170,10 @@ CAPTIONS = {
     "user.png": "User CPU time (littering included), normalised to the baseline's median; whiskers: min and "
                 "max of the {n} runs. Steadier than wall time on a shared machine.",
     "rss.png": "Peak resident set size in MiB, median of the runs; whiskers: min and max of the {n} runs.",
+    "rss_series.png": "Resident memory (RSS as the kernel counts it: pages given back with MADV_FREE count until "
+                      "reclaimed) of the program and its descendants, sampled every {every} ms during one "
+                      "extra run per cell after the timed rounds; littered cells (dashed) include the "
+                      "littering before main.",
     "cache.png": "Data-cache (D1) and last-level (LL) misses per cell, measured once per cell, with the "
                  "littering's own misses subtracted.",
 }
@@ -156,7 +183,8 @@ def context(summary: Summary, outdir: str, pngs: list[str]) -> dict:
     """What compare.html.j2 shows, computed from a summary."""
     meta = summary.meta
     n = meta.repeat
-    figures = [{"data": png_data(os.path.join(outdir, p)), "caption": CAPTIONS.get(p, p).format(n=n)}
+    every = round(meta.rss_series["every_s"] * 1000) if meta.rss_series else None
+    figures = [{"data": png_data(os.path.join(outdir, p)), "caption": CAPTIONS.get(p, p).format(n=n, every=every)}
                for p in pngs]
     bad = [f"{c.name}: " + ", ".join(f"{v} {k}" for k, v in c.statuses.items() if k != "ok")
            for c in summary.cells if any(k != "ok" for k in c.statuses)]

@@ -10,7 +10,9 @@ DIR/results.csv and flushed as soon as it ends; when the matrix stops early
 (Ctrl-C, an exception) the rows written so far stay, and the summary and
 report are still written from them.
 
-Cache behaviour (perf or cachegrind, see alloclab.measure.cache) is measured
+With --rss-series each cell runs once more after the rounds, its resident memory
+sampled over time into DIR/rss_series.csv (unrecorded in the timings: sampling
+is not free). Cache behaviour (perf or cachegrind, see alloclab.measure.cache) is measured
 once per cell — cachegrind is deterministic, so repeats would add nothing.
 
 When the program leaves no profile (it crashed under the profiling shim), the
@@ -35,12 +37,15 @@ from alloclab.core import allocators, machine, runner
 from alloclab.core.levels import cell_key
 from alloclab.core.progress import Progress
 from alloclab.core.results.runs import RowWriter, RunRow
+from alloclab.core.results.series import write_rss_series
 from alloclab.core.results.summary import Meta, Summary, write_summary
 from alloclab.experiments.compare import report
 from alloclab.experiments.compare.plan import ComparePlan, repeat_seed
 from alloclab.experiments.compare.summary import summarise
 from alloclab.measure import cache, litter
 from alloclab.measure import profile as profiling
+
+RSS_SERIES = "rss_series.csv"
 
 
 @dataclasses.dataclass
@@ -82,6 +87,8 @@ def _profile(plan: ComparePlan, path: str, say) -> str | None:
         return note
     say(f"profile: {prof.allocations} allocations, max_live {prof.max_live}, "
         f"{len(prof.sizes)} sizes below {prof.cutoff}")
+    for w in profiling.warnings(prof):
+        say(f"WARNING: {w}")
     if prof.run["status"] != "ok":
         say(f"WARNING: the profiled run ended with status {prof.run['status']}; "
             "the profile covers what it did until then")
@@ -119,8 +126,21 @@ def _start(plan: ComparePlan, say) -> _Matrix:
     profile_path = os.path.join(plan.outdir, "profile.json")
     skipped = _profile(plan, profile_path, say)
     method = cache.detect(plan.cache)
+    if plan.cache == "auto":
+        say(f"--cache auto: {_auto_choice(method)}")
     cells = [(a, lv) for a, lv in plan.cells if not (skipped and lv.littered)]
     return _Matrix(plan, _meta(plan, method, profile_path, skipped), cells, profile_path, say)
+
+
+def _auto_choice(method: str) -> str:
+    """What --cache auto chose, and why, in words."""
+    if method == "perf":
+        return "perf (the hardware counters count here)"
+    if method == "cachegrind":
+        geometry = " ".join(f"{k}={v}" for k, v in cache.GEOMETRY.items())
+        return (f"cachegrind ({geometry}), as perf cannot count cache misses here: each cell runs once "
+                "more under Valgrind, some 50x slower than a plain run (--cache off skips it)")
+    return "off: neither perf's counters nor valgrind work here"
 
 
 def _warmups(m: _Matrix, prog: Progress) -> None:
@@ -177,8 +197,26 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
             m.say(prog.done(f"[{k}/{total}] {a.name} {lv.label} repeat {rep} {r.wall_s:.3f}s{extra}", k, total))
 
 
-def _cache_counts(m: _Matrix) -> None:
-    """Each cell's counts once, the littering's own counts measured alone and subtracted."""
+def _rss_series(m: _Matrix, prog: Progress) -> None:
+    """Each cell run once more, unrecorded in the timings, its resident memory sampled every
+    plan.rss_every seconds (DIR/rss_series.csv)."""
+    p, series = m.plan, {}
+    for i, (a, lv) in enumerate(m.cells, 1):
+        preload, env = m.setup(a, lv, repeat_seed(p.seed, 1))
+        label = f"[rss {i}/{len(m.cells)}] {a.name} {lv.label}"
+        prog.begin(label, i - 1, len(m.cells))
+        r = runner.run(p.cmd, preload=preload, env=env, timeout=p.timeout, rss_every=p.rss_every)
+        series[(a.name, lv)] = r.rss_series or []
+        peak = max((kb for _, kb in r.rss_series or []), default=0)
+        m.say(prog.done(f"{label} {len(r.rss_series or [])} samples, peak {peak / 1024:.1f} MiB {r.status}",
+                        i, len(m.cells)))
+    write_rss_series(os.path.join(p.outdir, RSS_SERIES), series)
+    m.meta.rss_series = {"file": RSS_SERIES, "every_s": p.rss_every}
+
+
+def _cache_counts(m: _Matrix, prog: Progress) -> None:
+    """Each cell's counts once, the littering's own counts measured alone and subtracted; the
+    progress line gives the time left."""
     p, method = m.plan, m.meta.cache_method
     results, plain_true = {}, {}
     workdir = os.path.join(p.outdir, "cache")
@@ -187,6 +225,7 @@ def _cache_counts(m: _Matrix) -> None:
     for i, (a, lv) in enumerate(m.cells, 1):
         preload, env = m.setup(a, lv, repeat_seed(p.seed, 1))
         tag = f"{a.name}-{lv.label}"
+        prog.begin(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}", i - 1, len(m.cells))
         res = cache.measure(p.cmd, method, preload=preload, env=env, workdir=workdir, tag=tag, timeout=limit)
         # The counts include the littering before main; measure that
         # alone (the same littering in front of `true`) and subtract.
@@ -201,8 +240,9 @@ def _cache_counts(m: _Matrix) -> None:
             plain = plain_true[a.name]
         cache.split_littering(res, alone, plain)
         results[cell_key(a.name, lv)] = res
-        m.say(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}: D1 misses "
-              f"{res['d1_misses']} LL misses {res['ll_misses']}" + (f" ({res['error']})" if res.get("error") else ""))
+        m.say(prog.done(f"[cache {i}/{len(m.cells)}] {a.name} {lv.label} {method}: D1 misses "
+                        f"{res['d1_misses']} LL misses {res['ll_misses']}"
+                        + (f" ({res['error']})" if res.get("error") else ""), i, len(m.cells)))
     m.meta.cache_results = results
 
 
@@ -218,8 +258,10 @@ def run_matrix(plan: ComparePlan, progress=sys.stderr) -> Summary:
             f.flush()
             _warmups(m, prog)
             _rounds(m, prog, writer, f)
+            if plan.rss_every:
+                _rss_series(m, Progress(progress))
             if m.meta.cache_method != "off":
-                _cache_counts(m)
+                _cache_counts(m, Progress(progress))
     except KeyboardInterrupt:
         prog.cancel()
         m.meta.interrupted = True

@@ -11,6 +11,7 @@ API::
     ratio_spreads(baseline_key, rows, metric="program_s") -> {cell key: stats.Spread}
     paired_difference(cell, ref) -> Difference | None   # clear or not, and why
     warnings(summary) -> list[str]                       # short runs, differences within the noise
+    reference(summary, cell) -> CellSummary | None       # what the headline compares a cell with
     exit_code(summary) -> int                            # 1 when some cell has no ok run
     SHORT_RUN_S
 """
@@ -174,8 +175,9 @@ def warnings(summary: Summary) -> list[str]:
     * littered cells that were not run, and cache counts that went wrong;
     * a cell whose median wall time is under SHORT_RUN_S: start-up and timer
       noise dominate; make the program do more work;
-    * a cell whose difference from the baseline (median program time) is
-      within the noise (paired_difference).
+    * a cell whose difference from its reference (median program time) is within the
+      noise (paired_difference): the reference is the one the headline compares it
+      with (reference()), so a warning never contradicts the headline.
     """
     out = []
     skipped = summary.meta.skipped
@@ -187,18 +189,28 @@ def warnings(summary: Summary) -> list[str]:
     if short:
         out.append(f"runs take under {SHORT_RUN_S * 1000:g} ms ({', '.join(short)}): process start-up and "
                    "timer resolution dominate; give the program more work")
-    base = summary.baseline
-    if base and base.program_s:
-        b = base.program_s
-        for c in summary.cells:
-            s = c.program_s
-            if c is base or not s:
-                continue
-            d = paired_difference(c, base)
-            if d is None or d.clear:
-                continue
-            diff = abs(s.median - b.median)
-            rel = 100.0 * diff / b.median if b.median else 0.0
-            out.append(f"{c.key} differs from the baseline by {rel:.1f}% "
-                       f"({_secs(diff)}), but {d.why}: the difference is within the noise; add --runs")
+    for c in summary.cells:
+        ref = reference(summary, c)
+        if ref is None or not c.program_s or not ref.program_s:
+            continue
+        d = paired_difference(c, ref)
+        if d is None or d.clear:
+            continue
+        b = ref.program_s
+        diff = abs(c.program_s.median - b.median)
+        rel = 100.0 * diff / b.median if b.median else 0.0
+        out.append(f"{c.key} differs from {ref.key} by {rel:.1f}% "
+                   f"({_secs(diff)}), but {d.why}: the difference is within the noise; add --runs")
     return out
+
+
+def reference(summary: Summary, cell: CellSummary) -> CellSummary | None:
+    """The cell the headline compares `cell` with: the baseline's allocator at the same level
+    (allocators are compared on one heap), and for the baseline allocator's own littered cells the
+    baseline itself (what littering cost it). None for the baseline, or when that cell is missing."""
+    base = summary.baseline
+    if base is None or cell is base:
+        return None
+    if cell.allocator == base.allocator:
+        return base
+    return next((c for c in summary.cells if c.allocator == base.allocator and c.adv == cell.adv), None)

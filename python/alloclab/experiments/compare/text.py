@@ -4,15 +4,17 @@ Markdown export (present.tables).
 API::
 
     headline(summary) -> str                   # the fastest cell per level, against the baseline
-    format_table(summary) -> str               # the terminal's table
+    format_table(summary) -> str               # the terminal's table, within WIDTH (100) columns
     format_ratio(ratio, spread, dash="-") -> str   # 1.023 (0.98-1.07)
     markdown_table(summary, rows=None) -> str  # ratios with the min-max of the paired ratios
 """
 
 from __future__ import annotations
 
+import textwrap
+
 from alloclab.core.results.summary import Summary
-from alloclab.experiments.compare.summary import paired_difference, ratio_spreads
+from alloclab.experiments.compare.summary import paired_difference, ratio_spreads, reference
 from alloclab.present import tables
 from alloclab.present.html import secs
 
@@ -30,7 +32,8 @@ def headline(summary: Summary) -> str:
         if len(row) < 2 and not (base and base.adv != adv):
             continue
         best = min(row, key=lambda c: c.program_s.median)
-        ref = next((c for c in row if base and c.allocator == base.allocator), None)
+        ref = reference(summary, best) if base and best.allocator != base.allocator else None
+        ref = ref if ref is not None and ref.program_s else None
         level = "On a clean heap" if adv == 0 else f"At Adv_{adv}"
         if ref is None or ref is best:
             out.append(f"{level}, {best.allocator} is fastest ({secs(best.program_s.median)} median program time).")
@@ -45,10 +48,7 @@ def headline(summary: Summary) -> str:
     return " ".join(out) or "One cell only: nothing to compare."
 
 
-def _time(s) -> str:
-    if s is None:
-        return "-"
-    return f"{s.median:.4f} [{s.low:.4f}-{s.high:.4f}]"
+WIDTH = 100  # the terminal table's width; the report and the exports carry every column
 
 
 def format_ratio(ratio, spread, dash: str = "-") -> str:
@@ -68,43 +68,64 @@ def _med(s, scale: float = 1.0, spec: str = "{:.4f}") -> str:
     return spec.format(s.median / scale) if s else "-"
 
 
-def _table_row(c, has_cache: bool) -> list:
-    row = [c.allocator, f"Adv_{c.adv}", f"{c.ok}/{c.runs}", _time(c.wall_s), _x(c.wall_s_ratio),
-           _med(c.program_s), format_ratio(c.program_s_ratio, c.program_s_ratio_spread), _med(c.litter_s),
-           _med(c.user_s), _x(c.user_s_ratio), _med(c.sys_s), _med(c.max_rss_kb, 1024, "{:.1f}"),
-           _x(c.max_rss_kb_ratio)]
-    if has_cache:
-        ch = c.cache or {}
-        row += [f"{ch[k]:,}" if ch.get(k) is not None else "-" for k in ("program_d1_misses", "program_ll_misses")]
-    if c.stdout_differs:
-        row[0] += " (stdout differs!)"
-    return row
+def _count(n) -> str:
+    """A count in 4 significant characters: 2.14M, 60.7k, 912."""
+    if n is None:
+        return "-"
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            v = n / div
+            return f"{v:.{2 if abs(v) < 10 else 1 if abs(v) < 100 else 0}f}{unit}"
+    return str(n)
 
 
-def format_table(summary: Summary) -> str:
-    """A plain-text table of medians [min-max] and ratios to the baseline."""
-    meta = summary.meta
-    head = ["allocator", "adv", "ok/runs", "wall s median [min-max]", "x base", "program s", "x base",
-            "litter s", "user s", "x base", "sys s", "max RSS MiB", "x base"]
-    has_cache = any(c.cache for c in summary.cells)
-    if has_cache:
-        head += ["D1 misses*", "LL misses*"]
-    lines = [head] + [_table_row(c, has_cache) for c in summary.cells]
+def _columns(head: list, rows: list) -> list[str]:
+    lines = [head] + rows
     widths = [max(len(str(r[i])) for r in lines) for i in range(len(head))]
     out = ["  ".join(str(v).ljust(w) for v, w in zip(r, widths)).rstrip() for r in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    out.append(f"baseline: {meta.baseline}; medians over ok runs; ratio = median / baseline median, "
-               "for program s with the min-max of the ratios of runs of the same round; "
-               "program s = wall s - litter s (the time littering itself took, from its log)")
+    return out
+
+
+def _name(c) -> str:
+    return c.allocator + (" (stdout differs!)" if c.stdout_differs else "")
+
+
+def format_table(summary: Summary) -> str:
+    """The terminal's table, within WIDTH columns: per cell the median program time, its ratio
+    to the baseline with the min-max of the paired ratios, the littering's time and peak RSS; the
+    cache counts beside them when they fit, else in a second table. Wall, user and system time
+    are in the report, the Markdown and the JSON exports."""
+    meta = summary.meta
+    has_cache = any(c.cache for c in summary.cells)
+    head = ["allocator", "adv", "runs", "program s", "x base (min-max)", "litter s", "RSS MiB", "x base"]
+    rows = [[_name(c), f"Adv_{c.adv}", f"{c.ok}/{c.runs}", _med(c.program_s),
+             format_ratio(c.program_s_ratio, c.program_s_ratio_spread), _med(c.litter_s),
+             _med(c.max_rss_kb, 1024, "{:.1f}"), _x(c.max_rss_kb_ratio)] for c in summary.cells]
+    misses = [[_count((c.cache or {}).get(k)) for k in ("program_d1_misses", "program_ll_misses")]
+              for c in summary.cells]
+    out = _columns(head, rows)
     if has_cache:
-        out.append(f"* {meta.cache_method}, once per cell, the littering's own misses subtracted "
-                   "(`true` littered the same way minus `true` alone)")
+        wide = _columns(head + ["D1 miss*", "LL miss*"], [r + m for r, m in zip(rows, misses)])
+        if max(len(x) for x in wide) <= WIDTH:
+            out = wide
+        else:
+            out += [""] + _columns(["allocator", "adv", "D1 miss*", "LL miss*"],
+                                   [r[:2] + m for r, m in zip(rows, misses)])
+    notes = [f"baseline {meta.baseline}; medians over ok runs; x base: median / the baseline's median, "
+             "for program s with the min-max of the ratios of runs of the same round; program s = wall s - "
+             "litter s (the littering's own time, from its log); wall, user and sys time: report.html"]
+    if has_cache:
+        notes.append(f"* {meta.cache_method}, once per cell, the littering's own misses subtracted "
+                     "(`true` littered the same way minus `true` alone)")
     if summary.stdout_differs:
-        out.append(f"WARNING: {len(summary.stdout_differs)} run(s) printed different stdout than the others")
+        notes.append(f"WARNING: {len(summary.stdout_differs)} run(s) printed different stdout than the others")
     for c in summary.cells:
         bad = {k: v for k, v in c.statuses.items() if k != "ok"}
         if bad:
-            out.append(f"WARNING: {c.allocator} Adv_{c.adv}: " + ", ".join(f"{v} {k}" for k, v in bad.items()))
+            notes.append(f"WARNING: {c.allocator} Adv_{c.adv}: " + ", ".join(f"{v} {k}" for k, v in bad.items()))
+    for n in notes:
+        out += textwrap.wrap(n, WIDTH, subsequent_indent="  ")
     return "\n".join(out)
 
 

@@ -196,3 +196,42 @@ def test_compare_writes_the_new_columns(tmp_path, exit_memory):
         assert 32768 <= r.private_dirty_kb <= 40000, p.stderr
         assert 16000 <= r.lazyfree_kb <= 16500
         assert r.program_cpu_s is not None and 0 <= r.program_cpu_s <= r.wall_s + 0.05
+
+
+def test_cache_auto_says_what_it_chose_and_why(tmp_path):
+    from alloclab.measure import cache
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0", "--repeat", "1", "--cache", "auto",
+                "-o", str(tmp_path / "o"), "--", "true")
+    assert r.returncode == 0, r.stderr
+    chosen = cache.detect("auto")
+    line = next((x for x in r.stderr.splitlines() if x.startswith("--cache auto: ")), None)
+    assert line is not None and line.startswith(f"--cache auto: {chosen}"), r.stderr
+    if chosen == "cachegrind":
+        assert "perf cannot count" in line and "D1=32768,8,64" in line, line
+        assert "[cache 1/1] glibc Adv_0 cachegrind: D1 misses" in r.stderr, r.stderr
+
+
+def test_rss_series_samples_each_cell_once_more_and_plots_it(tmp_path, libdir):
+    """A program that holds 40 MiB, then frees it: every cell's series climbs to about 40 MiB and
+    comes down; the measured rounds are not the sampled run (results.csv keeps its rows)."""
+    from alloclab.core.levels import Level
+    from alloclab.core.results.series import read_rss_series
+    prog = ("import time; x = [bytearray(1 << 20) for _ in range(40)]; time.sleep(0.15); "
+            "del x; time.sleep(0.15)")
+    out = tmp_path / "rss"
+    r = run_cli("compare", "--allocators", "glibc", "--adv", "0,1", "--repeat", "1", "--cache", "off",
+                "--rss-series", "5", "-o", str(out), "--", "python3", "-c", prog)
+    assert r.returncode == 0, r.stderr
+    series = read_rss_series(str(out / "rss_series.csv"))
+    assert set(series) == {("glibc", Level.of(0)), ("glibc", Level.of(1))}
+    for samples in series.values():
+        peak = max(kb for _, kb in samples)
+        assert 40 * 1024 < peak < 200 * 1024, samples
+        assert samples[-1][1] < peak - 30 * 1024, samples   # the 40 MiB went back before the end
+        assert [t for t, _ in samples] == sorted(t for t, _ in samples)
+    assert len(json.loads((out / "summary.json").read_text())["cells"]) == 2
+    assert json.loads((out / "summary.json").read_text())["meta"]["rss_series"] == \
+        {"file": "rss_series.csv", "every_s": 0.005}
+    assert (out / "rss_series.png").exists()
+    assert "sampled every 5 ms" in (out / "report.html").read_text()
+    assert "[rss 2/2] glibc Adv_1" in r.stderr

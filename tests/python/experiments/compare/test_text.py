@@ -51,3 +51,19 @@ def test_headline_judges_by_the_rounds_when_it_has_them():
     one = Summary(meta, [_rounds(make_cell("glibc", 0, 1.4, 1.0, 1.8, n=9), glibc),
                          dataclasses.replace(make_cell("vam", 0, 0.5, 0.5, 0.5, n=1), program_s_runs=[[4, 0.5]])])
     assert "1 of 1 rounds" in headline(one) and "not a clear difference" in headline(one)
+
+
+def test_the_table_fits_100_columns_and_moves_the_cache_counts_below_when_they_do_not():
+    from alloclab.experiments.compare.text import WIDTH, format_table
+    cache = {"program_d1_misses": 2_138_575, "program_ll_misses": 60_723}
+    short = Summary(Meta(baseline="glibc/Adv_0", cache_method="cachegrind"),
+                    [make_cell(a, adv, 0.3380, 0.2886, 0.3873, cache=cache, program_s_ratio=1.0)
+                     for a in ("glibc", "jemalloc", "mimalloc", "vam") for adv in (0, 3)])
+    text = format_table(short)
+    assert max(map(len, text.splitlines())) <= WIDTH, text
+    assert "2.14M" in text and "60.7k" in text and "D1 miss*" in text.splitlines()[0], text
+    longer = Summary(short.meta, [dataclasses.replace(c, allocator="vam@VAM_ORDER=fifo@VAM_STATS=0")
+                                  for c in short.cells])
+    text = format_table(longer)
+    assert max(map(len, text.splitlines())) <= WIDTH, text
+    assert "D1 miss*" not in text.splitlines()[0] and "2.14M" in text, text
