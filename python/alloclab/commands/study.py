@@ -24,14 +24,24 @@ def add_arguments(ss) -> None:
                     help="timed runs per program, allocator and level (default: 2 with --quick, 3, "
                          "5 with --full); more runs steady the medians and narrow the verdicts' "
                          "intervals; fewer than 3 leave the timed claims without a verdict")
+    ss.add_argument("--stage-budget", type=A.typed(_budget), default=None, metavar="DURATION",
+                    help="time the staged repeats may take: the cells of timed claims the first rounds "
+                         "leave unsettled (within the run's noise) run again in fresh rounds until they "
+                         "separate or this is spent (default: 60s; 0 with --quick, 300s with --full; "
+                         "0: no stages)")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")
     A.add_output_dir(ss, "out/study")
 
 
+def _budget(text) -> float:
+    """Seconds, as parse_duration reads them, with 0 meaning no stages (not no limit)."""
+    return A.parse_duration(text) or 0.0
+
+
 def plan(ns) -> planning.Plan:
-    return planning.plan(ns.mode or "default", ns.allocators, ns.output, ns.runs, ns.ablation)
+    return planning.plan(ns.mode or "default", ns.allocators, ns.output, ns.runs, ns.ablation, ns.stage_budget)
 
 
 def run(p: planning.Plan) -> Findings:

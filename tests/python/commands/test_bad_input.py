@@ -220,3 +220,11 @@ def test_study_refuses_a_run_count_that_is_not_a_positive_whole_number(runs, tmp
     assert r.stderr.startswith("alloclab: ") or "usage:" in r.stderr
     assert "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("budget", ["-5", "soon", "1x"])
+def test_study_refuses_a_stages_budget_that_is_not_a_duration(budget, tmp_path):
+    r = run_cli("study", "--stage-budget", budget, "-o", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert "--stage-budget" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()

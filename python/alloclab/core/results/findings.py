@@ -36,7 +36,7 @@ class Verdict:
     low: float | None = None
     high: float | None = None
     n: int = 0
-    verdict: str = "inconclusive"   # confirmed | stronger | weaker | refuted | inconclusive
+    verdict: str = "inconclusive"   # confirmed | stronger | weaker | refuted | inconclusive | unsettled
     rule: str = ""
     what: str = ""                  # what was measured, in words
     unit: str = "%"                 # "%": an effect, shown as a percentage; "x": a plain ratio
@@ -44,6 +44,18 @@ class Verdict:
     coverage: float | None = json_field(None, omit_none=True)   # its probability of holding the median
     note: str | None = json_field(None, omit_none=True)
     weight_note: str | None = json_field(None, omit_none=True)
+    # A timed claim's null and how it judged (experiments/study/verdicts/rules.py): the time
+    # measure, the null's per-repeat values (A/A ratio - 1) and its noise floor, the interval the
+    # rule saw (widened by the floor), the level asked for, and the stage whose repeats judged
+    # (absent: the study's own rounds).
+    measure: str | None = json_field(None, omit_none=True)
+    null: list | None = json_field(None, omit_none=True)
+    noise_floor: float | None = json_field(None, omit_none=True)
+    judged_low: float | None = json_field(None, omit_none=True)
+    judged_high: float | None = json_field(None, omit_none=True)
+    level: float | None = json_field(None, omit_none=True)
+    stage: int | None = json_field(None, omit_none=True)
+    why: str | None = json_field(None, omit_none=True)
 
     @property
     def notes(self) -> str:

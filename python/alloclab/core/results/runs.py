@@ -166,6 +166,9 @@ class StudyRow(RunRow):
     variant: str = TEXT()                 # malloc | custom | reap | emulator | talloc | apr | pmr | real
     kind: str = TEXT()                    # per-class | region | hybrid | general | real
     origin: str = TEXT()                  # bundled | real
+    # 0: the study's own rounds; k: the k-th stage of repeats added for the claims those rounds
+    # left unsettled (files written before the column read 0)
+    stage: int = _column(int, missing=0)
 
     @classmethod
     def of(cls, run: RunRow, **program) -> StudyRow:

@@ -6,8 +6,9 @@ rows, so a later alloclab applies its rules to the same data.
 API::
 
     Extra                                   # what the other instruments measured
-    analyse(rows, extra, allocators, levels) -> Findings   # tables and verdicts (meta left empty)
-    study_data(rows, extra) -> StudyData
+    analyse(rows, extra, allocators, levels, looks=1) -> Findings   # tables and verdicts (meta left empty)
+    study_data(rows, extra, stages=(0,)) -> StudyData
+    staged_data(rows, extra) -> list[StudyData]   # the staged repeats, cumulative by stage
     general_summary(data, programs, allocators, levels) -> list[dict]
     collect_profiles(outdir) -> dict        # each workload's profile, in brief
 """
@@ -46,17 +47,25 @@ def _rss(rows: list) -> dict:
     """(workload, variant, allocator, adv) -> median peak RSS in KiB over ok runs."""
     acc: dict = {}
     for r in rows:
-        if r.ok:
+        if r.ok and r.stage == 0:
             acc.setdefault((r.workload, r.variant, r.allocator, int(r.adv)), []).append(float(r.max_rss_kb))
     return {k: stats.median(v) for k, v in acc.items()}
 
 
-def study_data(rows: list, extra: Extra) -> StudyData:
+def study_data(rows: list, extra: Extra, stages=(0,), best=None) -> StudyData:
     kinds = {r.workload: r.kind for r in rows}
     partial = tuple(w.name for w in workloads.CATALOG if w.partial and w.name in kinds)
     mem = extra.memory or {}
     return StudyData(rows, drag=mem.get("drag"), frag=mem.get("frag"), cache=extra.cache, memops=extra.weights,
-                     partial=partial, kinds=kinds, footprint=extra.footprints)
+                     partial=partial, kinds=kinds, footprint=extra.footprints, stages=tuple(stages), best=best)
+
+
+def staged_data(rows: list, extra: Extra) -> list[StudyData]:
+    """The repeats added in stages, cumulative: [stage 1, stages 1-2, ...] (empty without any), each
+    judging the "best allocator" claims on the allocator the first rounds found best."""
+    last = max((r.stage for r in rows), default=0)
+    best = claims.region_best(study_data(rows, extra)) if last else None
+    return [study_data(rows, extra, range(1, k + 1), best) for k in range(1, last + 1)]
 
 
 def _variants(rows: list) -> dict:
@@ -118,14 +127,14 @@ def _like(d: StudyData, variants, rss) -> tuple[list, list]:
         for v in variants.get(w, []):
             if v == "reap":
                 continue
-            x = _ratio_row(d.times(w, v, "glibc", 0, "wall_s"), d.times(w, "reap", "glibc", 0, "wall_s"))
+            x = _ratio_row(d.times(w, v, "glibc", 0), d.times(w, "reap", "glibc", 0))
             if x:
                 r_v, r_r = rss.get((w, v, "glibc", 0)), rss.get((w, "reap", "glibc", 0))
                 like.append({"workload": w, "variant": v, **x, "rss_kb": r_v,
                              "rss_over_reap": (r_v / r_r) if r_v and r_r else None})
     emu = []
     for w in d.workloads("region", "hybrid"):
-        x = _ratio_row(d.times(w, "emulator", "glibc", 0, "wall_s"), d.times(w, "malloc", "glibc", 0, "wall_s"))
+        x = _ratio_row(d.times(w, "emulator", "glibc", 0), d.times(w, "malloc", "glibc", 0))
         if x:
             emu.append({"workload": w, **x})
     return like, emu
@@ -152,8 +161,10 @@ def _general(d: StudyData, variants, allocs, advs, rss) -> list:
     return gp
 
 
-def analyse(rows: list, extra: Extra, allocs: list, advs: list) -> Findings:
-    """The tables and verdicts of ROWS (StudyRow) and EXTRA; allocator names, levels as ints."""
+def analyse(rows: list, extra: Extra, allocs: list, advs: list, looks: int = 1) -> Findings:
+    """The tables and verdicts of ROWS (StudyRow) and EXTRA; allocator names, levels as ints; LOOKS:
+    the most staged looks the study could take (the level of each is corrected for them). The
+    tables are the study's own rounds; the staged repeats only judge the claims they were run for."""
     d = study_data(rows, extra)
     variants = _variants(rows)
     rss = _rss(rows)
@@ -165,7 +176,7 @@ def analyse(rows: list, extra: Extra, allocs: list, advs: list) -> Findings:
               "like": like, "emulator": emu, "general": _general(d, variants, allocs, advs, rss),
               "general_summary": general_summary(d, programs, allocs, advs),
               "alloc_stats": extra.profiles or {}}
-    return Findings(tables, claims.evaluate(d))
+    return Findings(tables, claims.evaluate(d, staged=staged_data(rows, extra), looks=looks))
 
 
 def _allocator_summary(d: StudyData, programs: list, a: str, adv: int) -> dict | None:

@@ -42,6 +42,6 @@ def rerender(outdir: str) -> str:
     extra = analysis.Extra(memory=t.get("memory"), weights=t.get("weights"), cache=t.get("cache"),
                            footprints=t.get("server_footprint"), profiles=t.get("alloc_stats"))
     fresh = analysis.analyse(read_results(outdir), extra, saved.meta.get("allocators") or [],
-                             saved.meta.get("advs") or [0])
+                             saved.meta.get("advs") or [0], looks=(saved.meta.get("staged") or {}).get("looks", 1))
     fresh.meta = saved.meta
     return write_outputs(fresh, outdir)

@@ -8,10 +8,11 @@ questions on glibc only.
 
 API::
 
-    MODES, CORE_VARIANTS, PREFERRED
+    MODES, CORE_VARIANTS, PREFERRED, LOOKS
     Plan                                             # .groups(): workload -> its programs
     default_allocators(mode, notes) -> list[Allocator]   # the PREFERRED ones found here
-    plan(mode="default", allocators=None, outdir="out/study", runs=None) -> Plan
+    plan(mode="default", allocators=None, outdir="out/study", runs=None, ablation=False,
+         stage_budget=None) -> Plan
 """
 
 from __future__ import annotations
@@ -33,14 +34,16 @@ MODES = {
     # how many allocators, whether the clean-only variants (emulator, talloc, apr, pmr) run
     "quick": {"scale": "0.1", "advs": [0, 3], "repeat": 2, "warmup": False, "real": 0.15,
               "max_allocators": 4, "like_variants": False, "memory_scale": "0.02",
-              "frag_scale": "0.05", "weights_scale": "0.02"},
+              "frag_scale": "0.05", "weights_scale": "0.02", "stage_budget": 0},
     "default": {"scale": "0.5", "advs": [0, 3], "repeat": 3, "warmup": False, "real": 1.0,
                 "max_allocators": 5, "like_variants": True, "memory_scale": "0.05",
-                "frag_scale": "0.3", "weights_scale": "0.5"},
+                "frag_scale": "0.3", "weights_scale": "0.5", "stage_budget": 60},
     "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
              "max_allocators": 5, "like_variants": True, "memory_scale": "0.1",
-             "frag_scale": "0.3", "weights_scale": "0.5"},
+             "frag_scale": "0.3", "weights_scale": "0.5", "stage_budget": 300},
 }
+# The most staged looks a timed claim may get (stages.py); each look's level is corrected for them.
+LOOKS = 2
 PREFERRED = ["glibc", "jemalloc", "mimalloc", "vam", "tcmalloc"]
 
 
@@ -60,6 +63,9 @@ class Plan:
     weights_scale: str = "0.5"  # the memory-operations share, measured at the size the study times
     outdir: str = "out/study"
     ablation: bool = False     # also run vam's design-switch ablation (always in full mode)
+    stage_budget: float = 0.0  # seconds the staged repeats of unsettled claims may take (stages.py)
+    looks: int = LOOKS         # the most stages; each staged look is judged at the level corrected for them
+    staged: dict = dataclasses.field(default_factory=dict)   # what the stages ran (run_stages)
 
     def groups(self) -> dict:
         """workload -> its programs, naive variant first."""
@@ -113,13 +119,16 @@ def _workload_programs(m: dict, notes: list) -> list[Program]:
 
 
 def plan(mode: str = "default", allocators=None, outdir: str = "out/study", runs=None,
-         ablation: bool = False) -> Plan:
+         ablation: bool = False, stage_budget=None) -> Plan:
     """ALLOCATORS: Allocator objects (default: default_allocators); glibc is always added.
-    RUNS: timed runs per program, allocator and level, in place of the mode's."""
+    RUNS: timed runs per program, allocator and level, in place of the mode's. STAGE_BUDGET:
+    seconds for the staged repeats of unsettled claims, in place of the mode's (0: none)."""
     if mode not in MODES:
         raise LabError(f"unknown study mode {mode!r} (quick, default, full)")
     if runs is not None and (not isinstance(runs, int) or runs < 1):
         raise LabError(f"runs must be a whole number of at least 1, not {runs!r}")
+    if stage_budget is not None and not stage_budget >= 0:
+        raise LabError(f"the stages' budget must be a number of seconds, at least 0, not {stage_budget!r}")
     m = MODES[mode]
     notes: list = []
     allocs = _with_glibc(allocators if allocators else default_allocators(mode, notes))
@@ -131,4 +140,5 @@ def plan(mode: str = "default", allocators=None, outdir: str = "out/study", runs
         raise LabError("nothing to run: build the workloads first (make)")
     return Plan(mode, allocs, [Level.of(n) for n in m["advs"]], runs or m["repeat"], m["warmup"], m["scale"],
                 m["memory_scale"], programs, notes, frag_scale=m["frag_scale"], weights_scale=m["weights_scale"],
-                outdir=outdir, ablation=ablation or mode == "full")
+                outdir=outdir, ablation=ablation or mode == "full",
+                stage_budget=float(m["stage_budget"] if stage_budget is None else stage_budget))

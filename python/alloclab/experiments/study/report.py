@@ -34,9 +34,25 @@ def _verdict_rows(vs) -> list[dict]:
             meas, spread = "–", "–"
         rows.append({"paper": v.paper, "claim": v.claim, "paper_value": v.paper_value, "measured": meas,
                      "spread": spread, "n": v.n, "verdict": v.verdict, "what": v.what,
-                     "rule": (v.rule.rstrip(".") + f". Interval: {v.spread}." if v.n and v.spread else v.rule),
+                     "rule": (v.rule.rstrip(".") + f". Interval: {v.spread}." if v.n and v.spread else v.rule)
+                     + _null_words(v),
                      "notes": " ".join(x for x in (v.note, v.weight_note) if x)})
     return rows
+
+
+def _null_words(v) -> str:
+    """What a timed verdict was judged on: its time measure, its null's noise floor, the interval
+    the rule saw."""
+    if not v.measure:
+        return ""
+    out = f" Judged on {v.measure}"
+    if v.noise_floor is not None:
+        out += f"; noise floor ±{v.noise_floor:.1%} (the A/A null, {len(v.null or [])} repeats)"
+        if v.judged_low is not None:
+            out += f"; widened interval {show(v.judged_low, v.unit)} – {show(v.judged_high, v.unit)}"
+    else:
+        out += "; no null measured"
+    return out + "."
 
 
 def _command(meta: dict) -> str:
@@ -54,7 +70,7 @@ def _headline(vs, meta: dict) -> str:
     counts = {}
     for v in vs:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-    order = ("confirmed", "stronger", "weaker", "refuted", "inconclusive")
+    order = ("confirmed", "stronger", "weaker", "refuted", "inconclusive", "unsettled")
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
     text = (f"Of {len(vs)} claims of the three papers tested on this machine: " + ", ".join(parts) + "."
             if vs else "No claim could be tested: no run succeeded.")
@@ -78,16 +94,26 @@ def busy_words(meta: dict) -> str:
             "the study ran, so its timed verdicts are less sure than a quiet run's.")
 
 
+def _measures(vs) -> str:
+    used = sorted({v.measure for v in vs if v.measure})
+    return "this run: " + ", ".join(used) if used else "no timed claim measured"
+
+
 def _verdicts(vs) -> dict:
     return {"id": "verdicts", "title": "The papers' claims", "blocks": [
         p("Each row is computed from this run. A measurement is one value per repeat (each repeat "
           f"littered with its own seed, so it samples heap layouts); its spread is the interval that holds "
           f"the values' median with probability at least {LEVEL:.2f} whatever their distribution "
           "(min–max of three to five repeats, the second from each end of six to eight, narrower with "
-          "more); deterministic instruments give one exact value. A spread that straddles the paper's "
-          "threshold is inconclusive, and so is a timed claim with fewer than three repeats. Times for the 2026 "
-          "claims are measured inside the process from the end of littering to exit, as the paper's "
-          "litterer does; the 2002 and 2005 claims use the wall time of clean runs."),
+          "more); deterministic instruments give one exact value. Every timed claim is judged against its "
+          "null: the same ratio between a program's clean run on glibc and the same run again, in the same "
+          "rounds, whose largest deviation from no effect is the run's noise floor. A spread within the "
+          "noise floor is unsettled (the run could not measure the effect); otherwise the spread, widened "
+          "by the noise floor on both sides, is judged, and one that straddles the paper's threshold is "
+          "inconclusive, as is a timed claim with fewer than three repeats. Unsettled claims' cells run "
+          "again in stages, judged at a level corrected for the number of looks. Timed claims are judged on "
+          f"the program's CPU time after littering ({_measures(vs)}), which other processes lengthen far "
+          "less than wall time."),
         {"kind": "verdicts", "rows": _verdict_rows(vs)}]}
 
 

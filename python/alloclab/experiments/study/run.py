@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,83 +29,31 @@ import time
 from alloclab import LabError
 from alloclab.core import machine
 from alloclab.core.load import LoadWatch
-from alloclab.core.levels import Cell, Level
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
 from alloclab.experiments.ablation import plan as ablation_plan
 from alloclab.experiments.ablation import run as ablation_run
-from alloclab.experiments.compare.plan import ComparePlan
-from alloclab.experiments.compare.run import run_matrix
-from alloclab.experiments.study import analysis, instruments
+from alloclab.experiments.study import analysis, instruments, stages
+from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, run_program, slug
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
 from alloclab.measure import profile as profiling
-
-RESULTS = "results.csv"
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
 
 
 def _sayer(progress):
     return (lambda s: print(s, file=progress, flush=True)) if progress else (lambda s: None)
 
 
-class StudyInterrupted(Exception):
-    def __init__(self, rows):
-        super().__init__("interrupted")
-        self.rows = rows
-
-
 def profile_workload(naive: Program, outdir: str, timeout: float, say) -> str:
     """Profile a program once, from its naive variant on glibc: the profile
     that litters every variant and allocator of it (2026 §3)."""
-    path = os.path.join(outdir, "profiles", f"{_slug(naive.workload)}.json")
+    path = os.path.join(outdir, "profiles", f"{slug(naive.workload)}.json")
     say(f"== study profile {naive.workload} (from {naive.name})")
     prof = profiling.run_profile(naive.cmd, out=path, timeout=timeout, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
     if prof.run["status"] != "ok":
         raise LabError(f"profiling {naive.name} ended with status {prof.run['status']}")
     return path
-
-
-def _matrix(p: Plan, prog: Program, profile_path: str | None, timeout: float) -> ComparePlan:
-    glibc = [a for a in p.allocators if a.name == "glibc"]
-    allocs = glibc if prog.clean_only else p.allocators
-    levels = [Level.ADV_0] if (prog.clean_only or profile_path is None) else p.advs
-    return ComparePlan(prog.cmd, allocs, levels, Cell("glibc", min(levels)), runs=p.repeat,
-                       warmup=int(p.warmup), outdir=os.path.join(p.outdir, "runs", _slug(prog.name)),
-                       timeout=timeout, cache="off", profile=profile_path if any(levels) else None, seed=p.seed,
-                       report=False)
-
-
-def _note_matrix(p: Plan, prog: Program, summary) -> None:
-    bad = [c for c in summary.cells if c.ok == 0]
-    if bad:
-        p.notes.append(f"{prog.name}: no successful run in " + ", ".join(c.name for c in bad))
-    if summary.stdout_differs:
-        p.notes.append(f"{prog.name}: stdout differed between runs")
-
-
-def _run_program(p: Plan, prog: Program, profile_path, timeout, progress, writer, rows) -> bool:
-    """One program's matrix into ROWS and the study's CSV; False when it could not run."""
-    cp = _matrix(p, prog, profile_path, timeout)
-    try:
-        summary = run_matrix(cp, progress=progress)
-    except LabError as e:
-        p.notes.append(f"{prog.name}: {e}")
-        return False
-    for r in read_rows(os.path.join(cp.outdir, RESULTS)):
-        row = StudyRow.of(r, program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
-                          origin=prog.origin)
-        rows.append(row)
-        writer.write(row)
-    if summary.meta.interrupted:
-        p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
-        raise StudyInterrupted(rows)
-    _note_matrix(p, prog, summary)
-    return True
 
 
 def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
@@ -129,8 +76,9 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
             for prog in progs:
                 done += 1
                 say(f"== study [{done}/{len(p.programs)}] {prog.name}")
-                _run_program(p, prog, profile_path, timeout, progress, writer, rows)
+                run_program(p, prog, matrix_plan(p, prog, profile_path, timeout), progress, writer, rows)
                 f.flush()
+        p.staged = stages.run_stages(p, rows, progress, writer, f, timeout)
     return rows
 
 
@@ -176,8 +124,12 @@ def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, loa
         "seed": p.seed, "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed,
         "notes": p.notes, "interrupted": interrupted, "machine": {**machine.machine_info(), "load": load.as_dict()},
         "ablation": extra.ablation,
-        "time_measure": "2026 claims: in-process time from the end of littering to exit (program_inproc_s); "
-                        "2002 and 2005 claims: wall time of clean runs",
+        "time_measure": "every timed claim: the program's CPU time after littering (program_cpu_s, user + "
+                        "system, littering excluded), falling back to the in-process wall time after littering "
+                        "(program_inproc_s) when a run lacks it; each verdict names the measure that judged it",
+        "null": "each program's clean cell on glibc measured twice per round (the second as glibc~again): "
+                "the A/A ratio is each timed claim's null",
+        "staged": p.staged,
     }
 
 
@@ -206,7 +158,7 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
         except LabError:
             rows = []
     extra.profiles = analysis.collect_profiles(p.outdir)
-    findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs])
+    findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs], looks=p.looks)
     load = watch.stop()
     say(f"machine: {load.words()}")
     findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)

@@ -21,6 +21,8 @@ def verdict_lines(vs: list) -> list[str]:
             m = f"measured {show(v.measured, v.unit)} [{show(v.low, v.unit)}, {show(v.high, v.unit)}], n={v.n}"
         else:
             m = "not measured"
+        if v.noise_floor is not None:
+            m += f"; noise ±{v.noise_floor:.1%} on {v.measure}" + (f", stage {v.stage}" if v.stage else "")
         out.append(f"  {v.verdict:<12} {v.id:<22} paper {v.paper_value}; {m}")
     return out
 

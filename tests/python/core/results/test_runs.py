@@ -53,7 +53,7 @@ def test_the_columns_are_the_documented_ones_in_their_order(tmp_path):
     assert columns()[:4] == ["format_version", "run", "allocator", "adv"]
     assert columns()[-5:] == ["started_utc", "program_cpu_s", "private_dirty_kb", "lazyfree_kb", "anon_huge_kb"]
     assert columns(StudyRow)[:6] == ["format_version", "program", "workload", "variant", "kind", "origin"]
-    assert columns(StudyRow)[6:] == columns()[1:]
+    assert columns(StudyRow)[6:] == columns()[1:] + ["stage"]
     path = tmp_path / "results.csv"
     _write(path, [make_row(wall_s=1.5, seed=None, program_inproc_s=None)])
     with open(path, newline="") as f:
@@ -89,3 +89,16 @@ def test_a_results_file_from_before_the_new_columns_reads_them_empty(tmp_path):
         w = RowWriter(f)
         w.write(row)
     assert read_rows(str(path))[0] == row
+
+
+def test_a_study_file_from_before_the_stages_reads_stage_0(tmp_path):
+    row = make_row(StudyRow, stage=2)
+    cells = row.cells()
+    assert cells["stage"] == "2"
+    del cells["stage"]
+    path = tmp_path / "results.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(cells))
+        w.writeheader()
+        w.writerow(cells)
+    assert read_rows(str(path), StudyRow)[0].stage == 0

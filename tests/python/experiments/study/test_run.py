@@ -92,8 +92,13 @@ def test_every_catalog_variant_and_the_real_programs_ran(quick_study):
     assert kinds["mempool_iter"] == "hybrid" and kinds["xalloc_parser"] == "hybrid"
     bad = [r for r in rows if r["status"] != "ok"]
     assert not bad, bad[:3]
-    assert {r["allocator"] for r in rows} == {"glibc", "mimalloc"}
+    assert {r["allocator"] for r in rows} == {"glibc", "mimalloc", "glibc~again"}
     assert {r["adv"] for r in rows} == {"0", "3"}
+    # the null: every timed program's clean glibc cell again, in the same rounds; never littered
+    twins = [r for r in rows if r["allocator"] == "glibc~again"]
+    assert {r["adv"] for r in twins} == {"0"}
+    assert {r["program"] for r in twins} == {r["program"] for r in rows if r["adv"] == "3"}
+    assert all(r["program_cpu_s"] for r in rows if r["status"] == "ok")
     assert all(r["program_inproc_s"] for r in rows if r["workload"] != "gcc")
 
 
@@ -103,13 +108,18 @@ def test_verdicts_have_the_schema_and_rq3_covers_the_hybrids(quick_study):
     assert len(vs) >= 15
     for v in vs:
         assert VERDICT_KEYS <= set(v), v
-        assert v["verdict"] in ("confirmed", "weaker", "stronger", "refuted", "inconclusive")
+        assert v["verdict"] in rules.VERDICTS
         if v["n"]:
             assert v["low"] <= v["measured"] <= v["high"]
     res = next(v for v in vs if v["id"] == "rq3-resilient")
     assert "mempool_iter" in res["what"] and "xalloc_parser" in res["what"]
-    # two runs per cell in quick mode: timed claims carry a real spread
-    assert any(v["n"] == 2 for v in vs)
+    # two runs per cell in quick mode: timed claims carry a real spread, their null and the measure
+    timed_ids = {c.id for c in claims.CLAIMS if c.null}
+    timed = [v for v in vs if v["n"] == 2 and v["id"] in timed_ids]
+    assert len(timed) >= 10
+    for v in timed:
+        assert v["measure"] == "program_cpu_s" and len(v["null"]) == 2 and v["noise_floor"] >= 0, v
+    assert all("null" not in v and "measure" not in v for v in vs if v["spread"].startswith("exact"))
 
 
 def test_the_report_opens_with_the_verdict_table_and_has_every_section(quick_study):
@@ -161,7 +171,7 @@ def test_a_rerender_applies_the_current_rules_to_the_saved_rows(quick_study, tmp
                     else (rules.AtMost(-1e9), "refuted"))
     changed = list(claims.CLAIMS)
     changed[i] = dataclasses.replace(claim, rule=flip)
-    monkeypatch.setattr(claims.evaluate, "__defaults__", (tuple(changed),))
+    monkeypatch.setattr(claims.evaluate, "__defaults__", (tuple(changed), (), 1))
     rerender(str(copy))
     vs = {v["id"]: v for v in json.loads((copy / "verdicts.json").read_text())["verdicts"]}
     assert vs[claim.id]["measured"] == old[claim.id]["measured"]

@@ -4,21 +4,24 @@
 API::
 
     Claim, CLAIMS                              # every claim the study can test
-    evaluate(data, claims=CLAIMS) -> list[Verdict]   # one verdict per claim, inconclusive without data
+    evaluate(data, claims=CLAIMS, staged=(), looks=1) -> list[Verdict]   # one per claim, inconclusive without data
+    unsettled_cells(data, staged=(), looks=1) -> {claim id: [cells]}    # what staged repeats run again
+    region_best(data) -> str | None            # the allocator the "on the best allocator" claims take
     show(value, unit) -> str                   # a measured value as the reports print it
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
 from typing import Callable
 
 from alloclab import stats
 from alloclab.core.results.findings import Verdict
-from alloclab.experiments.study.verdicts.data import (StudyData, best_allocator, gain, geo_effect, paired,
+from alloclab.experiments.study.verdicts.data import (StudyData, aa, best_allocator, gain, geo_effect, paired,
                                                       per_repeat, slowdown)
-from alloclab.experiments.study.verdicts.rules import LEVEL, AtLeast, AtMost, Band, around, judge, spread_words
+from alloclab.experiments.study.verdicts.rules import AtLeast, AtMost, Band, around, judge, spread_words
 from alloclab.experiments.workloads import PAPER_TABLE3
 
 
@@ -32,6 +35,8 @@ class Claim:
     measure: Callable          # StudyData -> (values, what was measured, exact)
     unit: str = "%"            # "%": an effect (a fraction, shown as a percentage); "x": a plain ratio
     weigh_as: tuple = ()       # (workload, paper program) where the claim's program is not the catalog's row
+    null: Callable | None = None   # StudyData -> the null's per-repeat values (a timed claim); None: not timed
+    margin: float | None = None    # a count of programs within this margin: unsettled when the floor reaches it
 
 
 def _m_rq1_boxed(d):
@@ -71,8 +76,8 @@ def _m_rq2_one(workload, label):
 
 def _m_rq2_2002(d):
     ws = _region_like(d)
-    vals = per_repeat([gain(d, w, "custom", "malloc", "glibc", 0, metric="wall_s") for w in ws], max)
-    return vals, f"largest gain of custom regions over naive on glibc (wall time), over {', '.join(ws)}", False
+    vals = per_repeat([gain(d, w, "custom", "malloc", "glibc", 0) for w in ws], max)
+    return vals, f"largest gain of custom regions over naive on glibc, over {', '.join(ws)}", False
 
 
 def _m_rq3_naive(workload, alloc, label):
@@ -101,15 +106,15 @@ def _m_rq3_partial(alloc):
 
 def _m_reaps(d):
     ws = [w for w in d.workloads("region", "hybrid")]
-    lists = [gain(d, w, "custom", "reap", "glibc", 0, metric="wall_s") for w in ws]
+    lists = [gain(d, w, "custom", "reap", "glibc", 0) for w in ws]
     return per_repeat(lists, geo_effect), \
         f"reap time / custom time - 1 on glibc, geometric mean over {', '.join(ws)}", False
 
 
 def _m_like(variant, label):
     def m(d):
-        ws = [w for w in d.workloads("region", "hybrid") if d.times(w, variant, "glibc", 0, "wall_s")]
-        lists = [gain(d, w, "reap", variant, "glibc", 0, metric="wall_s") for w in ws]
+        ws = _having(d, variant)
+        lists = [gain(d, w, "reap", variant, "glibc", 0) for w in ws]
         return per_repeat(lists, geo_effect), \
             (f"{label} time / reap time - 1 on glibc, clean heap, geometric mean over {', '.join(ws)}"
              if ws else f"no workload ran with {label}"), False
@@ -134,7 +139,7 @@ def _m_footprint(d):
 
 def _m_gp_perclass(d):
     ws = d.workloads("per-class")
-    lists = [paired(d.times(w, "malloc", "glibc", 0, "wall_s"), d.times(w, "custom", "glibc", 0, "wall_s"),
+    lists = [paired(d.times(w, "malloc", "glibc", 0), d.times(w, "custom", "glibc", 0),
                     lambda n, c: 1.0 if n <= c * 1.05 else 0.0) for w in ws]
     return per_repeat(lists, lambda xs: sum(xs) / len(xs)), \
         f"share of per-class workloads ({', '.join(ws)}) where naive glibc is within 5% of the custom allocator", False
@@ -178,67 +183,127 @@ def _m_vam_time(d):
     ws = d.workloads("general", "real") + [w for w in d.workloads("per-class", "region", "hybrid")]
     lists = []
     for w in ws:
-        a = d.times(w, "malloc", "vam", 0, "wall_s") or d.times(w, "real", "vam", 0, "wall_s")
-        b = d.times(w, "malloc", "glibc", 0, "wall_s") or d.times(w, "real", "glibc", 0, "wall_s")
+        a = d.times(w, "malloc", "vam", 0) or d.times(w, "real", "vam", 0)
+        b = d.times(w, "malloc", "glibc", 0) or d.times(w, "real", "glibc", 0)
         lists.append(paired(b, a, lambda g, v: g / v - 1.0))
     return per_repeat(lists, geo_effect), \
         "glibc time / vam time - 1, naive variants and real programs, clean heap, geometric mean", False
 
 
+def _having(d, variant):
+    return [w for w in d.workloads("region", "hybrid") if d.times(w, variant, "glibc", 0)]
+
+
+# ---------------------------------------------------------------- the nulls
+# Each timed claim's null is its measurement taken on A/A pairs (data.aa: a program's clean cell
+# on glibc against its twin in the same rounds), combined over programs as the claim combines them.
+
+_NAIVE = ("malloc", "real", "custom")
+
+
+def _n_one(workload, variants=_NAIVE):
+    return lambda d: aa(d, workload, variants)
+
+
+def _n_max(ws_of):
+    """The null's own maximum over the same workloads, per repeat (rules taking the largest gain)."""
+    return lambda d: per_repeat([aa(d, w, _NAIVE) for w in ws_of(d)], max)
+
+
+def _n_geo(ws_of, variants=_NAIVE):
+    return lambda d: per_repeat([aa(d, w, variants) for w in ws_of(d)], geo_effect)
+
+
+def _n_resilient(d):
+    """The largest of |workloads| x |allocators| slowdowns is held to the largest of as many null
+    values: each repeat draws that many from the pooled A/A values of the same workloads (seeded),
+    since the twin runs on one allocator only."""
+    ws = _region_like(d)
+    pool = [z for w in ws for z in aa(d, w, ("custom",))]
+    cells = len(ws) * len(d.allocators())
+    reps = len(aa(d, ws[0], ("custom",))) if ws else 0
+    if not pool or not cells:
+        return []
+    rng = random.Random(len(pool) * 7919 + cells)
+    return [max(rng.choice(pool) for _ in range(cells)) for _ in range(reps)]
+
+
+def _n_perclass(d):
+    """The per-class workloads' A/A values, the one furthest from no effect in each repeat."""
+    return per_repeat([aa(d, w, ("malloc", "custom")) for w in d.workloads("per-class")],
+                      lambda xs: max(xs, key=abs))
+
+
+def _all_programs(d):
+    return d.workloads("general", "real", "per-class", "region", "hybrid")
+
+
 CLAIMS = (
     Claim("rq1-boxed-sim", "2026", "Per-class free lists save only 2.3% over naive allocation on mimalloc (boxed-sim)",
-          "2.3%", around(0.023), _m_rq1_boxed),
+          "2.3%", around(0.023), _m_rq1_boxed,
+          null=_n_one("boxed_sim")),
     Claim("rq1-micro-glibc", "2026", "Per-class upper bound (16-byte objects, intrusive free list) over glibc",
-          "24%", around(0.24), _m_rq1_micro("glibc")),
+          "24%", around(0.24), _m_rq1_micro("glibc"),
+          null=_n_one("freelist_micro")),
     Claim("rq1-micro-jemalloc", "2026", "Per-class upper bound over jemalloc", "11%", around(0.11),
-          _m_rq1_micro("jemalloc")),
+          _m_rq1_micro("jemalloc"), null=_n_one("freelist_micro")),
     Claim("rq1-micro-mimalloc", "2026", "Per-class upper bound over mimalloc", "8%", around(0.08),
-          _m_rq1_micro("mimalloc")),
+          _m_rq1_micro("mimalloc"), null=_n_one("freelist_micro")),
     Claim("rq2-gap", "2026", "On the best allocator, regions beat naive allocation by at most 15%", "<= 15%",
-          AtMost(0.15), _m_rq2_gap),
+          AtMost(0.15), _m_rq2_gap, null=_n_max(_region_like)),
     Claim("rq2-mudlle", "2026", "mudlle's regions beat naive allocation by 15% on the best allocator", "15%",
-          around(0.15), _m_rq2_one("interp", "mudlle")),
+          around(0.15), _m_rq2_one("interp", "mudlle"), null=_n_one("interp")),
     Claim("rq2-parser", "2026", "197.parser's allocator beats naive allocation by 7.1% on the best allocator",
-          "7.1%", around(0.071), _m_rq2_one("xalloc_parser", "197.parser")),
+          "7.1%", around(0.071), _m_rq2_one("xalloc_parser", "197.parser"),
+          null=_n_one("xalloc_parser")),
     Claim("rq2-2002", "2002", "Regions beat general-purpose allocation by up to 44% (Lea allocator)", "<= 44%",
-          AtMost(0.44), _m_rq2_2002),
+          AtMost(0.44), _m_rq2_2002, null=_n_max(_region_like)),
     Claim("rq3-mudlle-mimalloc", "2026", "Adv_3 slows naive mudlle by 18% on mimalloc", "18%", around(0.18),
-          _m_rq3_naive("interp", "mimalloc", "mudlle")),
+          _m_rq3_naive("interp", "mimalloc", "mudlle"), null=_n_one("interp", ("malloc",))),
     Claim("rq3-parser-mimalloc", "2026", "Adv_3 slows naive 197.parser by 25% on mimalloc", "25%", around(0.25),
-          _m_rq3_naive("xalloc_parser", "mimalloc", "197.parser")),
+          _m_rq3_naive("xalloc_parser", "mimalloc", "197.parser"),
+          null=_n_one("xalloc_parser", ("malloc",))),
     Claim("rq3-gcc-mimalloc", "2026", "Adv_3 slows naive 176.gcc by 27% on mimalloc", "27%", around(0.27),
-          _m_rq3_naive("compiler", "mimalloc", "176.gcc"), weigh_as=(("compiler", "176.gcc"),)),
+          _m_rq3_naive("compiler", "mimalloc", "176.gcc"), weigh_as=(("compiler", "176.gcc"),),
+          null=_n_one("compiler", ("malloc",))),
     Claim("rq3-mudlle-glibc", "2026", "Adv_3 slows naive mudlle more than 2x on glibc", "> 2x (+100%)",
-          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle")),
+          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle"), null=_n_one("interp", ("malloc",))),
     Claim("rq3-parser-glibc", "2026", "Adv_3 slows naive 197.parser more than 2x on glibc", "> 2x (+100%)",
-          AtLeast(1.0), _m_rq3_naive("xalloc_parser", "glibc", "197.parser")),
+          AtLeast(1.0), _m_rq3_naive("xalloc_parser", "glibc", "197.parser"),
+          null=_n_one("xalloc_parser", ("malloc",))),
     Claim("rq3-resilient", "2026", "Region and hybrid allocators are unaffected by littering (Adv_3)",
-          "~0% (taken as <= 5%)", AtMost(0.05), _m_rq3_resilient),
+          "~0% (taken as <= 5%)", AtMost(0.05), _m_rq3_resilient, null=_n_resilient),
     Claim("rq3-partial-mimalloc", "2026", "A partly-regioned program (Clang) still gains 3.2% at Adv_3 on mimalloc",
-          "3.2%", around(0.032), _m_rq3_partial("mimalloc")),
+          "3.2%", around(0.032), _m_rq3_partial("mimalloc"),
+          null=_n_geo(lambda d: list(d.partial))),
     Claim("rq3-partial-glibc", "2026", "A partly-regioned program (Clang) still gains 9.4% at Adv_3 on glibc",
-          "9.4%", around(0.094), _m_rq3_partial("glibc")),
+          "9.4%", around(0.094), _m_rq3_partial("glibc"),
+          null=_n_geo(lambda d: list(d.partial))),
     Claim("reaps-vs-regions", "2002", "Reaps cost 0-8% against the programs' own regions", "<= 8%",
-          AtMost(0.08), _m_reaps),
+          AtMost(0.08), _m_reaps,
+          null=_n_geo(lambda d: d.workloads("region", "hybrid"), ("reap", "custom"))),
     Claim("reaps-vs-talloc", "2002", "Reaps are the fastest regions-with-free (Windows Heaps 68-100% slower)",
-          "others slower", AtLeast(0.0), _m_like("talloc", "talloc")),
+          "others slower", AtLeast(0.0), _m_like("talloc", "talloc"),
+          null=_n_geo(lambda d: _having(d, "talloc"), ("reap",))),
     Claim("reaps-vs-apr", "2002", "Reaps beat other region allocators (Vmalloc 43%-4x slower)", "others slower",
-          AtLeast(0.0), _m_like("apr", "APR pools")),
+          AtLeast(0.0), _m_like("apr", "APR pools"),
+          null=_n_geo(lambda d: _having(d, "apr"), ("reap",))),
     Claim("reaps-vs-pmr", "2002", "Reaps beat other region allocators (C++ pmr pools, today's equivalent)",
-          "others slower", AtLeast(0.0), _m_like("pmr", "std::pmr")),
+          "others slower", AtLeast(0.0), _m_like("pmr", "std::pmr"),
+          null=_n_geo(lambda d: _having(d, "pmr"), ("reap",))),
     Claim("regions-footprint", "2002", "Regions raise peak footprint 6-63% (average 23%) (Table 4)", "6-63%",
           Band(0.06, 0.63), _m_footprint),
     Claim("bc-footprint", "2002", "Apache's bc module: pools hold 7.4 MB where reaps hold 240 KB", "31x",
           around(7.4e6 / 240e3), _m_bc, unit="x"),
     Claim("gp-matches-perclass", "2002", "A general-purpose allocator (Lea) matches most per-class allocators",
-          "most (> 50%)", AtLeast(0.5, strict=True), _m_gp_perclass),
+          "most (> 50%)", AtLeast(0.5, strict=True), _m_gp_perclass, null=_n_perclass, margin=0.05),
     Claim("drag-regions", "2002", "Programs with regions show drag (176.gcc 1.16, mudlle 1.23, lcc 3.34)",
           "1.16-3.34", Band(1.16, 3.34, null=1.0), _m_drag, unit="x"),
     Claim("vam-locality", "2005", "Vam has fewer cache misses than DLmalloc (L2, on average)", "-39%",
           around(0.39), _m_vam_cache),
     Claim("vam-frag", "2005", "Vam keeps fragmentation low (pages in use / live pages)", "< 1.1",
           AtMost(1.1), _m_vam_frag, unit="x"),
-    Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time),
+    Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time, null=_n_geo(_all_programs)),
 )
 
 
@@ -269,25 +334,66 @@ def _weight_note(c: Claim, d: StudyData, what: str) -> str | None:
             "their paper program's: " + ", ".join(off))
 
 
-def evaluate(d: StudyData, claims=CLAIMS) -> list[Verdict]:
-    """One verdict per claim; claims without data are 'inconclusive' with n = 0 and a reason."""
+def _fill(row: Verdict, c: Claim, d: StudyData, looks: int, stage: int | None):
+    """Judge claim C on D into ROW; the Judgement (None when nothing was measured)."""
+    values, what, exact = c.measure(d)
+    null = c.null(d) if c.null and not exact else None
+    j = judge(c.rule, values, null=null, exact=exact, looks=looks, margin=c.margin)
+    row.what, row.spread = what, spread_words(0, 0.0, exact)
+    if not j:
+        row.note = "not measured in this run"
+        return None
+    row.measured, row.low, row.high, row.n, row.verdict = stats.median(values), j.low, j.high, j.n, j.verdict
+    row.coverage, row.spread = j.coverage, spread_words(j.n, j.coverage, exact, j.k)
+    if c.null and not exact:
+        row.measure, row.null, row.noise_floor = d.time_measure, null or None, j.floor
+        row.judged_low, row.judged_high, row.level, row.stage, row.why = (j.judged_low, j.judged_high, j.level,
+                                                                          stage, j.why)
+    if j.n < 2 and not exact:
+        row.note = "one run: no spread, so no verdict"
+    elif j.coverage < j.level and not exact:
+        row.note = (f"{j.n} runs: their interval holds the median with probability {j.coverage:.2f}, "
+                    f"under the {j.level:.2f} a verdict needs ({'3 runs at least' if looks == 1 else 'more runs'})")
+    return j
+
+
+def evaluate(d: StudyData, claims=CLAIMS, staged=(), looks: int = 1) -> list[Verdict]:
+    """One verdict per claim; claims without data are 'inconclusive' with n = 0 and a reason.
+    STAGED: StudyData of the repeats added in stages, cumulative (stage 1; stages 1-2; ...): a
+    timed claim the study's rounds leave unsettled is judged on them, look by look, each at the
+    level corrected for LOOKS looks, until a look is not unsettled."""
     out = []
     for c in claims:
-        values, what, exact = c.measure(d)
-        j = judge(c.rule, values, exact=exact)
-        row = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), what=what, unit=c.unit,
-                      spread=spread_words(0, 0.0, exact))
-        if j:
-            verdict, low, high, n, coverage, k = j
-            row.measured, row.low, row.high, row.n, row.verdict = stats.median(values), low, high, n, verdict
-            row.coverage, row.spread = coverage, spread_words(n, coverage, exact, k)
-            if n < 2 and not exact:
-                row.note = "one run: no spread, so no verdict"
-            elif coverage < LEVEL and not exact:
-                row.note = (f"{n} runs: their min-max holds the median with probability {coverage:.2f}, "
-                            f"under the {LEVEL:.2f} a verdict needs (3 runs at least)")
-        else:
-            row.note = "not measured in this run"
-        row.weight_note = _weight_note(c, d, what)
+        row = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
+        j = _fill(row, c, d, 1, None)
+        first = (row.low, row.high, row.noise_floor)
+        for k, ds in enumerate(staged if (j and j.verdict == "unsettled" and c.null) else (), 1):
+            if not c.measure(ds)[0]:
+                break
+            later = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
+            j = _fill(later, c, ds, looks, k)
+            later.note = (f"the study's rounds left it unsettled ({show(first[0], c.unit)} … {show(first[1], c.unit)}"
+                          f" within ±{first[2]:.1%}); judged on the {later.n} repeats of stage{'s 1-' if k > 1 else ' '}"
+                          f"{k}, of at most {looks}, each look at probability {later.level:.3g}")
+            row = later
+            if j is None or j.verdict != "unsettled":
+                break
+        row.weight_note = _weight_note(c, d, row.what)
         out.append(row)
     return out
+
+
+def unsettled_cells(d: StudyData, staged=(), looks: int = 1, claims=CLAIMS) -> dict:
+    """Claim id -> the cells (workload, variant, allocator, level) its measurement and its null
+    read, for every timed claim whose verdict is still unsettled."""
+    out = {}
+    fixed = dataclasses.replace(d, best=region_best(d))   # so that tracing reads the best allocator's cells only
+    for c, v in zip(claims, evaluate(d, claims, staged, looks)):
+        if v.verdict == "unsettled" and c.null:
+            out[c.id] = sorted(fixed.cells_read(c.measure, c.null))
+    return out
+
+
+def region_best(d: StudyData) -> str | None:
+    """The best allocator of the "on the best allocator" claims, on D's rows."""
+    return best_allocator(d, _region_like(d))

@@ -1,11 +1,25 @@
 """What the claims are measured on: the study's rows, by workload, variant, allocator,
-level and repeat, and the other instruments' results; and the per-repeat arithmetic the
-claims share (gains, slowdowns, combinations over programs).
+level and repeat, and the other instruments' results; the null (each program's A/A pair:
+its clean cell on glibc run twice per round, the second time under the name AGAIN marks);
+and the per-repeat arithmetic the claims share (gains, slowdowns, combinations over programs).
+
+Times are judged on one measure for the whole run (time_measure): the program's CPU time after
+littering (program_cpu_s) when every run has it, else the in-process wall time after littering
+(program_inproc_s), else wall time minus littering (program_s). CPU time counts only the
+moments the program ran, so other processes that take the CPUs away lengthen it far less than
+they lengthen wall time (they still cost it caches and migrations: the null measures what is left).
+
+Rows carry the stage they were run in (0: the study's rounds; 1, 2, ...: repeats added for
+claims the first rounds left unsettled, experiments/study/stages.py); a StudyData holds the
+rows of the stages it is given, so the first look and the staged looks never mix.
 
 API::
 
-    StudyData(rows, drag=None, frag=None, cache=None, memops=None, partial=(), footprint=None)
+    StudyData(rows, drag=None, frag=None, cache=None, memops=None, partial=(), footprint=None,
+              stages=(0,))                     # .times() .null() .rss() .cells_read()
+    AGAIN, again(name), is_again(name)         # the null's second label
     paired(a, b, f) / gain(...) / slowdown(...) / per_repeat(lists, combine) / geo_effect(effects)
+    aa(d, workload, variants, adv=0) -> list   # the null of one program (variants: a tuple), per repeat
     best_allocator(data, workloads, variant="malloc") -> str | None
 """
 
@@ -16,10 +30,23 @@ from typing import Callable
 
 from alloclab import stats
 
+AGAIN = "~again"          # the null's twin: "glibc~again" is glibc's clean cell measured a second time
+NULL_ALLOCATOR = "glibc"  # the allocator whose clean cell is measured twice (every program runs on it)
+MEASURES = ("program_cpu_s", "program_inproc_s", "program_s")
+
+
+def again(name: str) -> str:
+    return name + AGAIN
+
+
+def is_again(name: str) -> bool:
+    return name.endswith(AGAIN)
+
 
 @dataclasses.dataclass
 class StudyData:
-    """What the rules read. rows: the study's results.csv rows (StudyRow)."""
+    """What the rules read. rows: the study's results.csv rows (StudyRow); stages: which of
+    them to hold (0: the study's own rounds)."""
     rows: list
     drag: list | None = None        # [{"workload", "variant", "total_drag"}]
     frag: list | None = None        # [{"program", "allocator", "adv", "fragmentation"}]
@@ -28,34 +55,58 @@ class StudyData:
     partial: tuple = ()             # workloads that route only part of their allocations through regions
     footprint: dict | None = None   # server variant -> peak footprint in bytes (the workload's own accounting)
     kinds: dict = dataclasses.field(default_factory=dict)   # workload -> kind
+    stages: tuple = (0,)
+    best: str | None = None         # the best allocator, when fixed by the first rounds (staged looks)
 
     def __post_init__(self):
-        self._t = {}
-        self._rss = {}
-        for r in self.rows:
-            if not r.ok:
+        self._t, self._null, self._rss = {}, {}, {}
+        self._trace: set | None = None
+        ok = [r for r in self.rows if r.ok and r.stage in self.stages]
+        self.time_measure = next((m for m in MEASURES if ok and all(getattr(r, m) is not None for r in ok)),
+                                 "program_s")
+        for r in ok:
+            rep = (r.stage, r.repeat)
+            if is_again(r.allocator):
+                cell = (r.workload, r.variant, r.allocator[: -len(AGAIN)], int(r.adv))
+                self._null.setdefault(cell, {})[rep] = float(getattr(r, self.time_measure))
                 continue
             cell = (r.workload, r.variant, r.allocator, int(r.adv))
-            self._rss.setdefault(cell, {})[r.repeat] = float(r.max_rss_kb)
-            for metric in ("program_inproc_s", "program_s", "wall_s"):
-                t = getattr(r, metric)
-                if t is not None:
-                    self._t.setdefault(cell + (metric,), {})[r.repeat] = float(t)
+            self._rss.setdefault(cell, {})[rep] = float(r.max_rss_kb)
+            t = getattr(r, self.time_measure)
+            if t is not None:
+                self._t.setdefault(cell, {})[rep] = float(t)
+        for r in self.rows:
             self.kinds.setdefault(r.workload, r.kind)
 
-    def times(self, workload, variant, allocator, adv, metric="program_inproc_s") -> dict:
-        """repeat -> time; falls back to program_s when the in-process time is missing."""
-        t = self._t.get((workload, variant, allocator, adv, metric))
-        if not t and metric == "program_inproc_s":
-            t = self._t.get((workload, variant, allocator, adv, "program_s"))
-        return t or {}
+    def cells_read(self, *fns) -> set:
+        """The cells (workload, variant, allocator, level) that fn(self), for each of FNS, asks for."""
+        self._trace = set()
+        try:
+            for fn in fns:
+                fn(self)
+            return self._trace
+        finally:
+            self._trace = None
+
+    def times(self, workload, variant, allocator, adv) -> dict:
+        """(stage, repeat) -> time, on the run's time_measure."""
+        if self._trace is not None:
+            self._trace.add((workload, variant, allocator, int(adv)))
+        return self._t.get((workload, variant, allocator, int(adv))) or {}
+
+    def null(self, workload, variant, adv=0) -> tuple[dict, dict]:
+        """The null's two sides, (stage, repeat) -> time: the cell on NULL_ALLOCATOR and its twin."""
+        if self._trace is not None:
+            self._trace.add((workload, variant, NULL_ALLOCATOR, int(adv)))
+        return (self._t.get((workload, variant, NULL_ALLOCATOR, int(adv))) or {},
+                self._null.get((workload, variant, NULL_ALLOCATOR, int(adv))) or {})
 
     def rss(self, workload, variant, allocator, adv) -> dict:
-        """repeat -> peak RSS in KiB."""
-        return self._rss.get((workload, variant, allocator, adv)) or {}
+        """(stage, repeat) -> peak RSS in KiB."""
+        return self._rss.get((workload, variant, allocator, int(adv))) or {}
 
     def allocators(self) -> list:
-        return sorted({r.allocator for r in self.rows})
+        return sorted({r.allocator for r in self.rows if not is_again(r.allocator)})
 
     def workloads(self, *kinds) -> list:
         return sorted(w for w, k in self.kinds.items() if k in kinds)
@@ -66,16 +117,25 @@ def paired(a: dict, b: dict, f: Callable) -> list:
     return [f(a[r], b[r]) for r in sorted(set(a) & set(b)) if a[r] > 0 and b[r] > 0]
 
 
-def gain(d: StudyData, w, faster, slower, alloc, adv, metric="program_inproc_s") -> list:
+def gain(d: StudyData, w, faster, slower, alloc, adv) -> list:
     """Per repeat: time(slower) / time(faster) - 1 (the fraction `faster` saves)."""
-    return paired(d.times(w, slower, alloc, adv, metric), d.times(w, faster, alloc, adv, metric),
-                  lambda s, f: s / f - 1.0)
+    return paired(d.times(w, slower, alloc, adv), d.times(w, faster, alloc, adv), lambda s, f: s / f - 1.0)
 
 
-def slowdown(d: StudyData, w, variant, alloc, adv, metric="program_inproc_s") -> list:
+def slowdown(d: StudyData, w, variant, alloc, adv) -> list:
     """Per repeat: time at adv / time at Adv_0 - 1 (the same repeat index, a different layout)."""
-    return paired(d.times(w, variant, alloc, adv, metric), d.times(w, variant, alloc, 0, metric),
-                  lambda x, c: x / c - 1.0)
+    return paired(d.times(w, variant, alloc, adv), d.times(w, variant, alloc, 0), lambda x, c: x / c - 1.0)
+
+
+def aa(d: StudyData, w, variants, adv=0) -> list:
+    """The null of workload W, per repeat: its twin's time over its own - 1, for the first of
+    VARIANTS that has a twin (an effect of exactly nothing, measured in the same rounds)."""
+    for v in variants:
+        own, twin = d.null(w, v, adv)
+        vals = paired(twin, own, lambda t, o: t / o - 1.0)
+        if vals:
+            return vals
+    return []
 
 
 def per_repeat(lists: list, combine: Callable) -> list:
@@ -93,7 +153,10 @@ def geo_effect(effects: list) -> float:
 
 
 def best_allocator(d: StudyData, workloads, variant="malloc") -> str | None:
-    """The allocator whose naive runs are fastest (geometric mean over workloads, Adv_0)."""
+    """The allocator whose naive runs are fastest (geometric mean over workloads, Adv_0); d.best
+    when the study's first rounds fixed it (a staged look judges on the allocator they chose)."""
+    if d.best:
+        return d.best
     best, best_t = None, None
     for a in d.allocators():
         ts = [stats.median(d.times(w, variant, a, 0).values()) for w in workloads]

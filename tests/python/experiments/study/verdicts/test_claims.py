@@ -100,3 +100,106 @@ def test_a_workload_outside_its_weight_band_is_named_in_the_verdict():
     d = StudyData(rs, memops={"interp": {"within_band": False}})
     r = next(x for x in claims.evaluate(d) if x.id == "rq2-mudlle")
     assert "interp" in (r.weight_note or "")
+
+
+# ---------------------------------------------------------------- the null, the measure, the stages
+
+def _with_null(spec, twin, cpu=True, stage=0):
+    """study_rows of SPEC plus boxed_sim's null twin (glibc~again) with times TWIN against glibc's
+    clean naive cell; CPU times set to the same values when CPU (as a run with the litter shim)."""
+    spec = dict(spec)
+    spec.setdefault(("boxed_sim", "malloc", "glibc", 0), [1.0] * len(twin))
+    spec[("boxed_sim", "malloc", "glibc~again", 0)] = twin
+    rs = study_rows(spec)
+    for r in rs:
+        r.program_cpu_s = r.program_inproc_s if cpu else None
+        r.stage = stage
+    return rs
+
+
+def _boxed_null(custom, naive, twin, **kw):
+    rs = _with_null({("boxed_sim", "custom", "mimalloc", 0): custom, ("boxed_sim", "malloc", "mimalloc", 0): naive},
+                    twin, **kw)
+    return next(r for r in claims.evaluate(StudyData(rs)) if r.id == "rq1-boxed-sim")
+
+
+def test_a_timed_claim_carries_its_null_its_noise_floor_and_the_measure_that_judged_it():
+    r = _boxed_null([1.0] * 3, [1.020, 1.025, 1.030], [1.001, 0.999, 1.002])
+    assert r.null == pytest.approx([0.001, -0.001, 0.002]) and r.noise_floor == pytest.approx(0.002)
+    assert r.measure == "program_cpu_s" and r.verdict == "confirmed"
+    assert r.judged_low < r.low and r.judged_high > r.high and "noise floor" in r.why
+    # the null's twin is not an allocator of the study
+    rs = _with_null({}, [1.0, 1.0, 1.0])
+    assert StudyData(rs).allocators() == ["glibc"]
+    # runs without CPU times are judged on the in-process wall time, and say so
+    assert _boxed_null([1.0] * 3, [1.020, 1.025, 1.030], [1.0] * 3, cpu=False).measure == "program_inproc_s"
+
+
+def test_a_gain_within_a_noisy_runs_floor_is_unsettled():
+    r = _boxed_null([1.0] * 3, [1.020, 1.025, 1.030], [1.04, 0.97, 1.01])
+    assert r.verdict == "unsettled" and r.noise_floor == pytest.approx(0.04)
+
+
+def test_an_unsettled_claim_is_judged_on_its_staged_repeats_at_the_corrected_level():
+    first = _with_null({("boxed_sim", "custom", "mimalloc", 0): [1.0] * 3,
+                        ("boxed_sim", "malloc", "mimalloc", 0): [1.020, 1.025, 1.030]}, [1.04, 0.97, 1.01])
+    staged = _with_null({("boxed_sim", "custom", "mimalloc", 0): [1.0] * 4,
+                         ("boxed_sim", "malloc", "mimalloc", 0): [1.021, 1.022, 1.025, 1.03]},
+                        [1.001, 0.999, 1.0, 1.002], stage=1)
+    rows = first + staged
+    need = claims.unsettled_cells(StudyData(rows))
+    assert ("boxed_sim", "malloc", "mimalloc", 0) in need["rq1-boxed-sim"]
+    assert ("boxed_sim", "malloc", "glibc", 0) in need["rq1-boxed-sim"]          # the null's cell
+    r = next(x for x in claims.evaluate(StudyData(rows), staged=[StudyData(rows, stages=(1,))], looks=2)
+             if x.id == "rq1-boxed-sim")
+    assert r.verdict == "confirmed" and r.stage == 1 and r.n == 4 and r.level == pytest.approx(0.875)
+    assert "unsettled" in r.note and "stage 1" in r.note
+    # the staged repeats never enter the first look
+    assert StudyData(rows).times("boxed_sim", "malloc", "mimalloc", 0).keys() == {(0, 1), (0, 2), (0, 3)}
+
+
+def test_the_largest_of_many_cells_is_held_to_the_nulls_largest_over_as_many():
+    def gap(compiler_null):
+        naive = [1.17, 1.18, 1.19]
+        spec = {}
+        for w in ("interp", "compiler"):
+            spec[(w, "custom", "glibc", 0)] = [1.0] * 3
+            spec[(w, "malloc", "glibc", 0)] = naive
+            spec[(w, "malloc", "glibc~again", 0)] = naive
+        spec[("compiler", "malloc", "glibc~again", 0)] = [t * (1 + z) for t, z in zip(naive, compiler_null)]
+        rs = study_rows(spec)
+        for r in rs:
+            r.kind = "region"
+        return next(x for x in claims.evaluate(StudyData(rs)) if x.id == "rq2-gap")
+    r = gap([0.01, 0.01, -0.005])
+    assert r.null == pytest.approx([0.01, 0.01, 0.0])       # per repeat, the larger of the two nulls
+    assert r.verdict == "refuted"                           # 17-19% is above 15% even widened by 1%
+    assert gap([0.01, 0.02, 0.03]).verdict == "inconclusive"   # widened by 3%: 13.6% .. 22.6%
+
+
+def test_every_timed_claim_has_a_null_and_every_rule_text_names_what_its_code_does():
+    timed = {"rq1-boxed-sim", "rq1-micro-glibc", "rq1-micro-jemalloc", "rq1-micro-mimalloc", "rq2-gap",
+             "rq2-mudlle", "rq2-parser", "rq2-2002", "rq3-mudlle-mimalloc", "rq3-parser-mimalloc",
+             "rq3-gcc-mimalloc", "rq3-mudlle-glibc", "rq3-parser-glibc", "rq3-resilient", "rq3-partial-mimalloc",
+             "rq3-partial-glibc", "reaps-vs-regions", "reaps-vs-talloc", "reaps-vs-apr", "reaps-vs-pmr",
+             "gp-matches-perclass", "vam-time"}
+    assert {c.id for c in claims.CLAIMS if c.null} == timed
+    for c in claims.CLAIMS:
+        text = c.rule.text()
+        assert "widened by the noise floor" in text
+        assert ("unsettled" in text) == c.rule.effect
+
+
+def test_a_staged_best_allocator_claim_reruns_only_its_own_program_on_the_first_rounds_best():
+    spec = {}
+    for w in ("interp", "compiler"):
+        for a, t in (("glibc", 1.2), ("mimalloc", 1.0)):
+            spec[(w, "malloc", a, 0)] = [t * 1.02, t * 1.03, t * 1.02]
+            spec[(w, "custom", a, 0)] = [t] * 3
+    spec[("interp", "malloc", "glibc~again", 0)] = [1.2 * 1.02 * 1.05, 1.2 * 1.03 * 0.96, 1.2 * 1.02]
+    rs = study_rows(spec)
+    for r in rs:
+        r.kind = "region"
+    need = claims.unsettled_cells(StudyData(rs))
+    assert need["rq2-mudlle"] == [("interp", "custom", "mimalloc", 0), ("interp", "malloc", "glibc", 0),
+                                  ("interp", "malloc", "mimalloc", 0)]

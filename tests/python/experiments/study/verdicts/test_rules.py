@@ -1,5 +1,11 @@
 """The rules that turn a spread into a verdict (experiments/study/verdicts/rules.py), at their edges."""
 
+import math
+import random
+
+import pytest
+
+from alloclab.experiments.study import stages
 from alloclab.experiments.study.verdicts import rules
 
 
@@ -25,3 +31,124 @@ def test_rules_at_their_edges():
     assert rules.AtLeast(1.0).judge(-0.2, 0.8) == "inconclusive"
     assert rules.AtLeast(1.0).judge(0.0, 0.8) == "inconclusive"
     assert rules.AtLeast(0.5, strict=True).judge(0.0, 0.5) == "inconclusive"
+
+
+# ---------------------------------------------------------------- judged against the null
+
+BAND = rules.Band(0.18, 0.27)
+NULL = [0.05, -0.04, 0.03]          # noise floor 5%: the largest deviation (-4% is 1/0.96 - 1 = 4.2%)
+
+
+def verdict(values, null=NULL, rule=BAND, **kw):
+    return rules.judge(rule, values, null=null, **kw).verdict
+
+
+def test_the_noise_floor_is_the_nulls_largest_multiplicative_deviation_at_the_intervals_depth():
+    assert rules.noise_floor(NULL) == pytest.approx(0.05)
+    assert rules.noise_floor([-0.2]) == pytest.approx(0.25)         # a ratio of 0.8 is 1.25 the other way
+    # six values: the interval drops one from each end, and the floor drops the largest deviation
+    assert rules.noise_floor([0.01, 0.02, -0.03, 0.04, 0.30, 0.05]) == pytest.approx(0.05)
+    assert rules.noise_floor([]) is None and rules.noise_floor(None) is None
+
+
+def test_a_spread_within_the_noise_floor_is_unsettled_not_inconclusive():
+    assert verdict([0.01, 0.02, 0.04]) == "unsettled"
+    assert verdict([-0.0476, 0.0, 0.05]) == "unsettled"                 # both edges of the floor
+    # one value past the floor: measured, and the widened spread reaches no effect
+    assert verdict([0.01, 0.02, 0.06]) == "inconclusive"
+    assert verdict([-0.2, 0.0, 0.2]) == "inconclusive"                  # wider than the noise: straddles
+
+
+def test_a_spread_below_the_band_that_reaches_no_effect_once_widened_is_not_weaker():
+    assert verdict([0.05, 0.06, 0.07]) == "inconclusive"    # widened low: 1.05 / 1.05 - 1 = 0
+    assert verdict([0.06, 0.08, 0.10]) == "weaker"          # widened 0.95% .. 15.5%: clears 0, short of 18%
+    assert verdict([0.06, 0.08, 0.10], null=[0.0, 0.0, 0.0]) == "weaker"
+    assert verdict([0.06, 0.08, 0.10], null=[0.07, 0.0, 0.0]) == "inconclusive"   # noisier run
+
+
+def test_noise_that_could_move_an_effect_across_an_edge_widens_it_across_that_edge():
+    assert verdict([0.22, 0.22, 0.22], null=[0.01, 0.0, -0.01]) == "confirmed"
+    assert verdict([0.22, 0.22, 0.22], null=[0.05, 0.0, 0.0]) == "inconclusive"   # 16.2% .. 28.1%
+    assert verdict([0.40, 0.41, 0.42]) == "stronger"                             # widened low 33%
+    assert verdict([0.30, 0.31, 0.32]) == "inconclusive"                         # widened low 23.8%
+    assert verdict([-0.20, -0.15, -0.10]) == "refuted"                           # widened high -5.5%
+    assert verdict([-0.20, -0.15, -0.03]) == "inconclusive"                      # within the floor's reach
+
+
+def test_claims_of_at_most_are_never_unsettled_but_judged_widened():
+    assert verdict([0.0, 0.01, 0.02], rule=rules.AtMost(0.15)) == "confirmed"
+    assert verdict([0.10, 0.11, 0.12], rule=rules.AtMost(0.15)) == "inconclusive"   # widened high 17.6%
+    assert verdict([0.25, 0.30, 0.35], rule=rules.AtMost(0.15)) == "refuted"        # widened low 19%
+    assert verdict([0.01, 0.02, 0.03], rule=rules.AtLeast(0.0)) == "unsettled"
+    assert verdict([0.06, 0.07, 0.08], rule=rules.AtLeast(0.0)) == "confirmed"
+
+
+def test_a_margin_claim_is_unsettled_when_the_noise_reaches_its_margin():
+    share = rules.AtLeast(0.5, strict=True)
+    assert rules.judge(share, [0.75, 0.75, 1.0], null=[0.01, 0.02, 0.0], margin=0.05).verdict == "confirmed"
+    assert rules.judge(share, [0.75, 0.75, 1.0], null=[0.06, 0.02, 0.0], margin=0.05).verdict == "unsettled"
+
+
+def test_too_few_repeats_are_inconclusive_and_no_null_judges_the_spread_as_it_is():
+    j = rules.judge(BAND, [0.01, 0.02], null=NULL)
+    assert j.verdict == "inconclusive" and j.floor == pytest.approx(0.05)
+    j = rules.judge(BAND, [0.20, 0.21, 0.22])
+    assert j.verdict == "confirmed" and j.floor is None and (j.judged_low, j.judged_high) == (0.20, 0.22)
+    j = rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0])
+    assert (j.judged_low, j.judged_high) == pytest.approx((0.20, 0.22))
+
+
+def test_each_look_of_several_is_judged_at_the_corrected_level():
+    assert rules.level_for(1) == rules.LEVEL
+    assert rules.level_for(2) == pytest.approx(0.875)
+    assert rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0] * 3, looks=2).verdict == "inconclusive"  # 3 < 0.875
+    j = rules.judge(BAND, [0.20, 0.21, 0.22, 0.22], null=[0.0] * 4, looks=2)
+    assert j.verdict == "confirmed" and j.level == pytest.approx(0.875) and j.coverage >= 0.875
+
+
+# ---------------------------------------------------------------- staged repeats do not manufacture verdicts
+
+def _times(rng, n, sigma):
+    """N ratios of two runs that differ by nothing but noise (log-normal), as effects."""
+    return [math.exp(rng.gauss(0, sigma) - rng.gauss(0, sigma)) - 1.0 for _ in range(n)]
+
+
+def _staged(rng, rule, looks, sigma=0.05):
+    """A claim with no effect in it, judged as the study judges it: the first rounds (three
+    repeats), then while unsettled up to LOOKS stages of fresh repeats, cumulative."""
+    v = rules.judge(rule, _times(rng, 3, sigma), null=_times(rng, 3, sigma)).verdict
+    vals, null = [], []
+    for _ in range(looks):
+        if v != "unsettled":
+            break
+        vals += _times(rng, stages.stage_runs(looks), sigma)
+        null += _times(rng, stages.stage_runs(looks), sigma)
+        v = rules.judge(rule, vals, null=null, looks=looks).verdict
+    return v
+
+
+def _naive(rng, rule, looks, sigma=0.05):
+    """Optional stopping without a null or a correction: three more repeats while inconclusive."""
+    vals = []
+    for _ in range(looks):
+        vals += _times(rng, 3, sigma)
+        v = rules.judge(rule, vals).verdict
+        if v in rules.DECISIVE:
+            return v
+    return v
+
+
+def test_a_null_effect_judged_with_many_stages_is_not_decided_more_often_than_the_level_allows():
+    """No effect at all: a decisive verdict (any of them: their intervals would all miss the
+    median, 0) may come at most as often as 1 - LEVEL. Repeating until the interval separates,
+    without the null and the correction, exceeds it (so the simulation can tell)."""
+    rng = random.Random(20261128)
+    rule = rules.around(0.10)
+    trials = 2000
+    for looks in (2, 5):
+        ours = [_staged(rng, rule, looks) for _ in range(trials)]
+        decided = sum(v in rules.DECISIVE for v in ours) / trials
+        assert decided <= 1 - rules.LEVEL, (looks, decided)
+        assert "unsettled" in ours
+    naive = sum(_naive(rng, rule, 10) in rules.DECISIVE for _ in range(trials)) / trials
+    assert naive > 1 - rules.LEVEL, naive

@@ -1,0 +1,117 @@
+"""One program's matrix in the study: its cells (every allocator at every level, or the cells a
+stage runs again), the null's twin beside them, and its runs appended to the study's rows.
+
+The null: every program a timed claim reads (all but the clean-only variants) runs its clean
+cell on glibc twice in every round, the second time under the name "glibc~again"
+(verdicts/data.AGAIN). The two are the same command on the same allocator, interleaved and
+shuffled with the other cells, so their ratio is an effect of exactly nothing measured under
+the same conditions as the effects judged: the run's noise for that program.
+
+API::
+
+    StudyMatrix(ComparePlan)                # .only: the cells to run; .twin: the null's twin
+    twin_of(allocator) -> Allocator         # glibc measured a second time, under AGAIN's name
+    matrix_plan(p, prog, profile_path, timeout, only=None, runs=None, seed=None, sub="") -> StudyMatrix
+    run_program(p, prog, matrix, progress, writer, rows, stage=0) -> bool
+    StudyInterrupted
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from alloclab import LabError
+from alloclab.core.allocators import Allocator
+from alloclab.core.levels import Cell, Level
+from alloclab.core.results.runs import StudyRow, read_rows
+from alloclab.experiments.compare.plan import ComparePlan
+from alloclab.experiments.compare.run import run_matrix
+from alloclab.experiments.study.plan import Plan
+from alloclab.experiments.study.programs import Program
+from alloclab.experiments.study.verdicts.data import NULL_ALLOCATOR, again
+
+RESULTS = "results.csv"
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
+
+
+class StudyInterrupted(Exception):
+    def __init__(self, rows):
+        super().__init__("interrupted")
+        self.rows = rows
+
+
+@dataclasses.dataclass
+class StudyMatrix(ComparePlan):
+    """A comparison whose cells are ONLY (every allocator at every level when None), plus the
+    null's TWIN at Adv_0 when there is one."""
+
+    only: list | None = None      # (Allocator, Level) pairs
+    twin: Allocator | None = None
+
+    @property
+    def cells(self) -> list:
+        base = list(self.only) if self.only is not None else [(a, lv) for a in self.allocators
+                                                              for lv in self.levels]
+        return base + ([(self.twin, Level.ADV_0)] if self.twin else [])
+
+
+def twin_of(allocator: Allocator) -> Allocator:
+    return dataclasses.replace(allocator, name=again(allocator.name))
+
+
+def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float, only=None,
+                runs: int | None = None, seed: int | None = None, sub: str = "") -> StudyMatrix:
+    """PROG's matrix: ONLY, (allocator name, level) pairs, or every cell the plan gives it; the
+    twin unless PROG is clean-only."""
+    glibc = next(a for a in p.allocators if a.name == NULL_ALLOCATOR)
+    if only is None:
+        allocs = [glibc] if prog.clean_only else p.allocators
+        levels = [Level.ADV_0] if (prog.clean_only or profile_path is None) else p.advs
+        cells = None
+    else:
+        by_name = {a.name: a for a in p.allocators}
+        wanted = {(n, Level.of(int(lv))) for n, lv in only if n in by_name}
+        wanted.add((NULL_ALLOCATOR, Level.ADV_0))
+        if profile_path is None:
+            wanted = {(n, lv) for n, lv in wanted if not lv.littered}
+        allocs = [a for a in p.allocators if any(n == a.name for n, _ in wanted)]
+        levels = sorted({lv for _, lv in wanted})
+        cells = [(by_name[n], lv) for a in allocs for n, lv in sorted(wanted) if n == a.name]
+    return StudyMatrix(prog.cmd, allocs, levels, Cell(NULL_ALLOCATOR, Level.ADV_0), runs=runs or p.repeat,
+                       warmup=0 if only is not None else int(p.warmup),
+                       outdir=os.path.join(p.outdir, "runs", slug(prog.name), sub), timeout=timeout, cache="off",
+                       profile=profile_path if any(lv.littered for lv in levels) else None,
+                       seed=p.seed if seed is None else seed, report=False, only=cells,
+                       twin=None if prog.clean_only else twin_of(glibc))
+
+
+def _note_matrix(p: Plan, prog: Program, summary) -> None:
+    bad = [c for c in summary.cells if c.ok == 0]
+    if bad:
+        p.notes.append(f"{prog.name}: no successful run in " + ", ".join(c.name for c in bad))
+    if summary.stdout_differs:
+        p.notes.append(f"{prog.name}: stdout differed between runs")
+
+
+def run_program(p: Plan, prog: Program, cp: StudyMatrix, progress, writer, rows, stage: int = 0) -> bool:
+    """One program's matrix CP into ROWS and the study's CSV; False when it could not run."""
+    try:
+        summary = run_matrix(cp, progress=progress)
+    except LabError as e:
+        p.notes.append(f"{prog.name}: {e}")
+        return False
+    for r in read_rows(os.path.join(cp.outdir, RESULTS)):
+        row = StudyRow.of(r, program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
+                          origin=prog.origin, stage=stage)
+        rows.append(row)
+        writer.write(row)
+    if summary.meta.interrupted:
+        p.notes.append(f"interrupted during {prog.name}: the report covers the runs finished before")
+        raise StudyInterrupted(rows)
+    _note_matrix(p, prog, summary)
+    return True
