@@ -103,7 +103,7 @@ def test_compare_runs_glibc_and_vam_littered_from_another_directory(installed, t
     assert len(data["runs"]) == 8 and {c["ok"] for c in data["cells"]} == {2}
     # The export names the library each allocator ran: the package's own libvam.
     _, site = installed
-    vam = [a for a in data["allocators"] if a["name"] == "vam"]
+    vam = [a for a in data["meta"]["allocators"] if a["name"] == "vam"]
     assert len(vam) == 1 and vam[0]["path"].startswith(os.path.join(site, "alloclab", "native")), vam
 
 
