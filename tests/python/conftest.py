@@ -17,6 +17,11 @@ from alloclab.core import allocators, paths  # noqa: E402
 LAUNCHER = os.path.join(ROOT, "alloclab")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "install: builds the wheel and installs it into a fresh virtual "
+                            "environment (test_install.py; `pytest -m 'not install'` leaves it out)")
+
+
 @pytest.fixture(scope="session")
 def libdir():
     d = allocators.lab_libdir()

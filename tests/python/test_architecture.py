@@ -25,6 +25,7 @@ ALLOWED = {
     "commands": {"alloclab", "stats", "core", "measure", "present", "experiments", "commands"},
     "cli": {"alloclab", "commands"},
     "__main__": {"alloclab", "cli"},
+    "vam": {"alloclab", "core"},  # the `vam` command: libvam found and preloaded, nothing more
 }
 # Heavy third-party modules a function may load when it needs them (not at start-up).
 LAZY = {"numpy", "matplotlib", "jinja2"}

@@ -1,10 +1,16 @@
-"""`pip install .` into a fresh virtual environment, offline, gives a working
-`alloclab` that finds the native parts through ALLOCLAB_PREFIX (docs/lab.md,
-"Where the native parts are found")."""
+"""`pip install .` brings the whole tool: the wheel builds the native parts with the project's
+CMake (scikit-build-core), and in a fresh virtual environment, from another directory, with
+nothing else set (no ALLOCLAB_PREFIX, no PYTHONPATH, no `make`), `alloclab compare`, `alloclab
+study --quick` and `vam PROGRAM` run on the parts the package carries (docs/lab.md, "Installing
+the command with pip").
+
+The package is installed offline (--no-build-isolation --no-index) from the checkout, with the
+build backend and the lab's dependencies taken from the test's own environment (.venv, which
+scripts/bootstrap fills from python/requirements.txt). The CMake build goes to build/wheel and is
+kept, so a second run of the suite rebuilds only what changed."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -12,76 +18,128 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.install
 
-def _pip_install(tmp_path):
-    """A venv at tmp/v with the package installed from a copy of the sources; returns its bin dir."""
-    src = tmp_path / "src"
-    src.mkdir()
-    for f in ("pyproject.toml", "README.md"):
-        shutil.copy(os.path.join(ROOT, f), src / f)
-    shutil.copytree(os.path.join(ROOT, "python", "alloclab"), src / "python" / "alloclab",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    venv = tmp_path / "v"
-    # The test's interpreter is the project's .venv; the new venv sees its packages
-    # (numpy, matplotlib, setuptools, wheel) through a .pth file, so nothing is downloaded.
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+WHEEL_BUILD_DIR = os.path.join(ROOT, "build", "wheel")
+
+
+def _fresh_venv(where):
+    """A venv without pip that sees the test environment's packages through a .pth file, so
+    pip, scikit-build-core, numpy, matplotlib and jinja2 come from there and nothing is
+    downloaded; returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    py = str(where / "bin" / "python")
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    here = [p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)]
+    outer = [p for p in sys.path if p.endswith("-packages") and os.path.isdir(p)]
     with open(os.path.join(site, "_outer.pth"), "w") as f:
-        f.write("\n".join(here) + "\n")
-    env = dict(os.environ, PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
-    env.pop("PYTHONPATH", None)
-    r = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-build-isolation", "--no-index",
-                        str(src)],
-                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    return venv / "bin"
+        f.write("\n".join(outer) + "\n")
+    return py, site
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
+    """(bin dir, site-packages) of a fresh venv with the checkout installed by pip."""
     try:
-        import setuptools  # noqa: F401
-        import wheel  # noqa: F401
+        import scikit_build_core  # noqa: F401
     except ImportError as e:
-        pytest.fail(f"building the package offline needs setuptools and wheel in the test's environment: {e} "
+        pytest.fail(f"building the wheel offline needs scikit-build-core in the test's environment: {e} "
                     "(scripts/bootstrap installs python/requirements.txt)")
-    return _pip_install(tmp_path_factory.mktemp("pip"))
+    venv = tmp_path_factory.mktemp("pip") / "v"
+    py, site = _fresh_venv(venv)
+    env = dict(_clean_env(), PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    r = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index",
+                        "-C", f"build-dir={WHEEL_BUILD_DIR}", ROOT],
+                       capture_output=True, text=True, env=env, cwd=venv, timeout=900)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    return venv / "bin", site
 
 
-def _env(**extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ALLOCLAB_PREFIX")}
+def _clean_env(**extra):
+    """The environment of a user who did nothing but pip install: no hint where the lab is."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ALLOCLAB_PREFIX", "VIRTUAL_ENV")}
     env.update(extra)
     return env
 
 
-def test_pip_install_gives_a_working_command(installed, tmp_path):
-    exe = installed / "alloclab"
-    assert exe.exists(), "pip installed no alloclab script"
-    build = os.path.join(ROOT, "build", "release")
-    r = subprocess.run([str(exe), "compare", "--allocators", "glibc", "--adv", "0,3", "--runs", "3", "--cache", "off",
-                        "-o", str(tmp_path / "out"), "--export-json", str(tmp_path / "r.json"), "--", "/bin/true"],
-                       capture_output=True, text=True, env=_env(ALLOCLAB_PREFIX=build), cwd=tmp_path, timeout=300)
-    assert r.returncode == 0, r.stderr
+def _run(installed, cmd, cwd, timeout=300):
+    bindir, _ = installed
+    env = _clean_env(PATH=f"{bindir}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    return subprocess.run([str(bindir / cmd[0]), *cmd[1:]], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=timeout)
+
+
+def test_the_wheel_carries_the_native_parts(installed):
+    _, site = installed
+    native = os.path.join(site, "alloclab", "native")
+    want = ["lib/libvam.so", "lib/liballoclab_profile.so", "lib/liballoclab_litter.so",
+            "libexec/alloclab/alloclab-exec", "libexec/alloclab/workloads/boxed_sim"]
+    # The shims and tools built only when their libraries are on this machine (as CMake decides).
+    built = os.path.join(ROOT, "build", "release")
+    for name, rel in (("src/lab/liballoclab_sites.so", "lib/liballoclab_sites.so"),
+                      ("src/lab/liballoclab_apr.so", "lib/liballoclab_apr.so"),
+                      ("src/memtools/alloclab-mem-amd64-linux", "libexec/alloclab/alloclab-mem-amd64-linux"),
+                      ("src/memtools/liballoclab_memshim.so", "lib/liballoclab_memshim.so"),
+                      ("src/memtools/alloclab-pagesim", "libexec/alloclab/alloclab-pagesim")):
+        if os.path.exists(os.path.join(built, name)):
+            want.append(rel)
+    missing = [w for w in want if not os.path.isfile(os.path.join(native, w))]
+    assert missing == []
+    # Not the C++ tests or benchmarks, nor what only `make install` is for.
+    assert not os.path.exists(os.path.join(native, "include"))
+    assert not any(f.endswith(".a") for f in os.listdir(os.path.join(native, "lib")))
+    assert not os.path.exists(os.path.join(WHEEL_BUILD_DIR, "tests"))
+    assert not os.path.exists(os.path.join(WHEEL_BUILD_DIR, "bench"))
+    # The man pages, in the environment's share/man.
+    for page in ("man1/alloclab.1", "man1/vam.1", "man3/vam.3", "man3/reap.3"):
+        assert (installed[0].parent / "share" / "man" / page).is_file(), page
+
+
+def test_compare_runs_glibc_and_vam_littered_from_another_directory(installed, tmp_path):
+    r = _run(installed, ["alloclab", "compare", "--allocators", "glibc,vam", "--adv", "0,3", "--runs", "2",
+                         "--cache", "off", "--export-json", "r.json", "--", "/bin/true"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["format_version"] == 1
-    assert len(data["runs"]) == 6 and {c["ok"] for c in data["cells"]} == {3}
-    # The installed package is the one that ran, not the checkout's.
-    where = subprocess.run([str(installed / "python"), "-c", "import alloclab; print(alloclab.__file__)"],
-                           capture_output=True, text=True, env=_env(), cwd=tmp_path).stdout
-    assert not where.startswith(os.path.join(ROOT, "python")), where
+    assert len(data["runs"]) == 8 and {c["ok"] for c in data["cells"]} == {2}
+    # The export names the library each allocator ran: the package's own libvam.
+    _, site = installed
+    vam = [a for a in data["meta"]["allocators"] if a["name"] == "vam"]
+    assert len(vam) == 1 and vam[0]["path"].startswith(os.path.join(site, "alloclab", "native")), vam
 
 
-def test_the_installed_command_says_where_it_looked(installed, tmp_path):
-    """Without ALLOCLAB_PREFIX and with nothing installed, a littered run names the search order."""
-    if any(os.path.exists(os.path.join(p, "lib", "liballoclab_litter.so")) for p in ("/usr/local", "/usr")):
-        pytest.skip("the lab is installed system-wide here")
-    r = subprocess.run([str(installed / "alloclab"), "litter", "--profile", "/nonexistent.json", "--adv", "3",
-                        "--", "/bin/true"], capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120)
-    assert r.returncode == 2
-    r = subprocess.run([str(installed / "alloclab"), "compare", "--allocators", "glibc", "--adv", "3", "--cache",
-                        "off", "-o", str(tmp_path / "o"), "--", "/bin/true"],
-                       capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=120)
-    assert r.returncode == 2
-    assert "liballoclab_litter.so not found" in r.stderr and "ALLOCLAB_PREFIX" in r.stderr, r.stderr
+def test_study_quick_runs_on_the_packaged_workloads(installed, tmp_path):
+    r = _run(installed, ["alloclab", "study", "--quick", "--runs", "1", "--allocators", "glibc", "-o", "s"],
+             cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "Verdicts" in r.stdout, r.stdout[-2000:]
+    assert (tmp_path / "s" / "verdicts.json").is_file()
+
+
+def test_vam_runs_a_program_on_the_packaged_libvam(installed, tmp_path):
+    _, site = installed
+    r = _run(installed, ["vam", "python3", "-c", "print(1)"], cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (0, "1\n"), r.stderr
+    r = _run(installed, ["vam", "cat", "/proc/self/maps"], cwd=tmp_path)
+    assert os.path.join(site, "alloclab", "native", "lib", "libvam.so") in r.stdout
+    r = _run(installed, ["vam", "--stats", "/bin/true"], cwd=tmp_path)
+    assert r.returncode == 0 and "vam: statistics" in r.stderr, r.stderr
+    r = _run(installed, ["vam"], cwd=tmp_path)
+    assert r.returncode == 2 and "usage: vam" in r.stderr
+    r = _run(installed, ["vam", "/nonexistent/program"], cwd=tmp_path)
+    assert r.returncode == 127 and "/nonexistent/program" in r.stderr
+
+
+def test_the_package_finds_its_own_parts_after_alloclab_prefix(installed, tmp_path):
+    """`alloclab allocators` names the package's libvam; a user's ALLOCLAB_PREFIX is still searched
+    first (one search order, core/paths.py)."""
+    bindir, site = installed
+    native = os.path.join(site, "alloclab", "native")
+    r = _run(installed, ["alloclab", "allocators"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    vam = [line for line in r.stdout.splitlines() if line.startswith("vam ")]
+    assert len(vam) == 1 and os.path.join(native, "lib", "libvam.so") in vam[0], r.stdout
+    r = subprocess.run([str(bindir / "python"), "-c", "import json; from alloclab.core import paths; print(json.dumps(paths.roots()))"],
+                       capture_output=True, text=True, env=_clean_env(ALLOCLAB_PREFIX=str(tmp_path)),
+                       cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[:2] == [str(tmp_path), native], r.stdout

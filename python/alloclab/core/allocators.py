@@ -4,8 +4,8 @@ An :class:`Allocator` is what a run preloads beneath the program: ``glibc`` is
 the system allocator (nothing preloaded); ``jemalloc``, ``mimalloc`` and
 ``tcmalloc`` are the peers installed on the system (found with ``ldconfig -p``
 and a few standard directories); ``vam`` is this project's drop-in malloc
-(``build/release/src/vam/libvam.so`` in a checkout, or the installed library
-directory); and any path to a shared object is accepted as an allocator too.
+(``build/release/src/vam/libvam.so`` in a checkout, the package's own copy
+after ``pip install``, or the installed library directory); and any path to a shared object is accepted as an allocator too.
 
 :func:`find` is the one place an allocator's name is resolved: the command
 line calls it (directly, or through :func:`find_many` for a list), and
@@ -20,11 +20,13 @@ API::
     KNOWN                                  # the names find() understands
     shim(kind) -> str                      # path of liballoclab_<kind>.so (profile | litter)
     lab_libdir() -> str | None             # where the shims were found
+    vam_library() -> str | None            # libvam.so (the `vam` command preloads it too)
     from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
 
 The shims and libvam are found through alloclab.core.paths (one search order
-for every native part: ``$ALLOCLAB_PREFIX``, the checkout's ``build/release``,
-the install prefix, ``sys.prefix``, ``/usr/local``, ``/usr``).
+for every native part: ``$ALLOCLAB_PREFIX``, the package's ``native`` directory,
+the checkout's ``build/release``, the install prefix, ``sys.prefix``,
+``/usr/local``, ``/usr``).
 """
 
 from __future__ import annotations
@@ -224,7 +226,8 @@ def glibc_version() -> str:
         return "unknown"
 
 
-def _vam_path() -> str | None:
+def vam_library() -> str | None:
+    """libvam.so where the lab finds its native parts (core/paths.py), or None."""
     return paths.find("libvam.so")
 
 
@@ -249,7 +252,7 @@ def find(name: str) -> Allocator:
             raise NotInstalled(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
         return Allocator(low, path, _version_of(path))
     if low == "vam":
-        p = _vam_path()
+        p = vam_library()
         if p:
             st = os.stat(p)
             built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))

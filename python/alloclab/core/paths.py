@@ -8,13 +8,15 @@ Every one of them is looked up through :func:`find`, which tries these roots
 in order and returns the first match:
 
 1. each directory of ``$ALLOCLAB_PREFIX`` (colon-separated);
-2. the build tree of the checkout this package lives in
+2. the package's own ``native`` directory (``alloclab/native``), where
+   ``pip install .`` puts the parts it builds (an install prefix);
+3. the build tree of the checkout this package lives in
    (``<checkout>/build/release``), when it runs from a checkout;
-3. the prefix the package was installed under by ``make install``
+4. the prefix the package was installed under by ``make install``
    (``<prefix>/share/alloclab/python/alloclab`` -> ``<prefix>``);
-4. the Python environment's prefix (``sys.prefix``: a ``pip install`` into a
+5. the Python environment's prefix (``sys.prefix``: a ``pip install`` into a
    virtual environment that ``make install`` also installed into);
-5. ``/usr/local`` and ``/usr``.
+6. ``/usr/local`` and ``/usr``.
 
 A root is either a build tree or an install prefix; both layouts are tried in
 each root, so ``ALLOCLAB_PREFIX`` may name either::
@@ -43,6 +45,9 @@ ENV = "ALLOCLAB_PREFIX"
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # python/alloclab -> the checkout root (meaningful only when running from a checkout).
 SOURCE_ROOT = os.path.dirname(os.path.dirname(PACKAGE_DIR))
+# The install prefix inside the package that a wheel's CMake build fills
+# (pyproject.toml: wheel.install-dir); absent in a checkout and after make install.
+NATIVE_DIR = os.path.join(PACKAGE_DIR, "native")
 
 BUILD_SUBDIRS = ("src/lab", "src/memtools", "src/vam", "workloads")
 PREFIX_SUBDIRS = ("lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "libexec/alloclab",
@@ -67,6 +72,8 @@ def _installed_prefix() -> str | None:
 def roots() -> list[str]:
     """The roots searched, in order (see the module docstring)."""
     out = [d for d in os.environ.get(ENV, "").split(":") if d]
+    if os.path.isdir(NATIVE_DIR):
+        out.append(NATIVE_DIR)
     if in_checkout():
         out.append(os.path.join(SOURCE_ROOT, "build", "release"))
     inst = _installed_prefix()

@@ -15,7 +15,8 @@ API::
     run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None,
         cwd=None, unset=(), direct=False) -> RunResult
     check_command(cmd)                       # raises LabError when cmd[0] cannot run
-    child_env(preload=(), env=None, base=None, unset=()) -> dict
+    child_env(preload=(), env=None, base=None, unset=(), behind=()) -> dict
+    replace_process(cmd, *, env=None, behind=())   # exec in that environment (the `vam` command)
     run_prepare(command, timeout, what)      # a hook's shell command (--setup, --prepare, --cleanup)
     file_sha256(path) -> str
     STATUSES = ("ok", "failed", "timeout", "crashed")
@@ -96,18 +97,26 @@ def check_command(cmd: list[str]) -> None:
         raise LabError(f"program {prog!r} not found in PATH")
 
 
-def child_env(preload=(), env=None, base=None, unset=()) -> dict[str, str]:
-    """base (default os.environ) minus `unset` + env, with `preload` in front of LD_PRELOAD."""
+def child_env(preload=(), env=None, base=None, unset=(), behind=()) -> dict[str, str]:
+    """base (default os.environ) minus `unset` + env, with `preload` in front of LD_PRELOAD
+    and `behind` after it (the `vam` command: a shim already preloaded stays in front of the
+    allocator and sees it as the one beneath)."""
     e = dict(os.environ if base is None else base)
     for k in unset:
         e.pop(k, None)
     if env:
         e.update({k: str(v) for k, v in env.items()})
-    libs = [p for p in preload if p]
-    if libs:
+    libs, after = [p for p in preload if p], [p for p in behind if p]
+    if libs or after:
         old = e.get("LD_PRELOAD", "")
-        e["LD_PRELOAD"] = " ".join(libs + ([old] if old else []))
+        e["LD_PRELOAD"] = " ".join(libs + ([old] if old else []) + after)
     return e
+
+
+def replace_process(cmd: list[str], *, env=None, behind=()) -> None:
+    """Become cmd (os.execvpe, PATH searched) in child_env(env=env, behind=behind): the `vam`
+    command. Returns only by raising OSError (not found, not executable)."""
+    os.execvpe(cmd[0], cmd, child_env(env=env, behind=behind))
 
 
 def exec_helper() -> str | None:

@@ -26,3 +26,19 @@ def test_alloclab_prefix_comes_first_and_takes_both_layouts(tmp_path, monkeypatc
     build = os.path.join(ROOT, "build", "release")
     assert paths.roots()[0] == build
     assert paths.find("liballoclab_litter.so") == os.path.join(build, "src", "lab", "liballoclab_litter.so")
+
+
+def test_the_packages_own_native_parts_come_after_alloclab_prefix_and_before_the_build_tree(tmp_path, monkeypatch):
+    """pip install . puts the parts in alloclab/native (an install prefix): searched second."""
+    native = tmp_path / "native"
+    (native / "lib").mkdir(parents=True)
+    (native / "lib" / "liballoclab_litter.so").write_bytes(b"\x7fELF")
+    monkeypatch.setattr(paths, "NATIVE_DIR", str(native))
+    monkeypatch.delenv("ALLOCLAB_PREFIX", raising=False)
+    build = os.path.join(ROOT, "build", "release")
+    assert paths.roots()[:2] == [str(native), build]
+    assert paths.find("liballoclab_litter.so") == str(native / "lib" / "liballoclab_litter.so")
+    monkeypatch.setenv("ALLOCLAB_PREFIX", str(tmp_path / "mine"))
+    assert paths.roots()[:3] == [str(tmp_path / "mine"), str(native), build]
+    monkeypatch.setattr(paths, "NATIVE_DIR", str(tmp_path / "absent"))
+    assert str(tmp_path / "absent") not in paths.roots()
