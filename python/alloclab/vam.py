@@ -1,7 +1,9 @@
 """The `vam` command of a pip-installed lab: run a program with libvam as its malloc.
 
     vam PROGRAM [ARGS...]      runs PROGRAM with libvam.so preloaded
-    vam --stats PROGRAM ...    the same, with VAM_STATS=1 (a report at exit)
+    vam --secure PROGRAM ...   on libvam-secure.so, the secure mode (so does VAM_SECURE=1)
+    vam --stats PROGRAM ...    on libvam-stats.so, with VAM_STATS=1 (a report at exit,
+                               with the calls and the peak of live bytes)
 
 It behaves as the shell script `make install` puts in bin/ (scripts/vam.in),
 but finds libvam as the lab finds every native part (core/paths.py: the
@@ -12,12 +14,13 @@ allocator beneath. Allocator options come from VAM_* variables: see vam(3).
 
 from __future__ import annotations
 
+import os
 import sys
 
 from alloclab import __version__
 from alloclab.core import allocators, paths, runner
 
-USAGE = ("usage: vam [--stats] PROGRAM [ARGS...]\n"
+USAGE = ("usage: vam [--secure | --stats] PROGRAM [ARGS...]\n"
          "Runs PROGRAM with libvam (a locality-improving malloc) preloaded.\n"
          "Allocator options come from VAM_* environment variables: see 'man 3 vam'.")
 
@@ -32,17 +35,23 @@ def main(argv: list[str] | None = None) -> int:
     if first == "--version":
         print(f"vam (alloclab) {__version__}")
         return 0
-    extra = {}
+    extra, twin = {}, ""
     if first == "--stats":
-        extra["VAM_STATS"] = "1"
-    if first in ("--stats", "--"):
+        kept = os.environ.get("VAM_STATS", "")   # a file to append the report to stays
+        extra["VAM_STATS"] = kept if kept not in ("", "0") else "1"
+        twin = "stats"
+    if first == "--secure" or os.environ.get("VAM_SECURE", "0") not in ("", "0"):
+        extra["VAM_SECURE"] = "1"
+        twin = "secure"
+    if first in ("--stats", "--secure", "--"):
         args = args[1:]
     if not args:
         print(USAGE, file=sys.stderr)
         return 2
-    lib = allocators.vam_library()
+    lib = allocators.vam_library(twin)
     if lib is None:
-        print(f"vam: cannot find libvam.so ({paths.describe()})", file=sys.stderr)
+        name = f"libvam-{twin}.so" if twin else "libvam.so"
+        print(f"vam: cannot find {name} ({paths.describe()})", file=sys.stderr)
         return 127
     try:
         runner.replace_process(args, env=extra, behind=[lib])

@@ -70,3 +70,17 @@ def test_without_libvam_it_says_where_it_looked(tmp_path):
     r = subprocess.run([sys.executable, "-c", code, "/bin/true"], capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
     assert r.returncode == 127 and "cannot find libvam.so" in r.stderr and "ALLOCLAB_PREFIX" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("how,env,twin", [("--secure", {}, "secure"), ("--", {"VAM_SECURE": "1"}, "secure"),
+                                          ("--stats", {}, "stats")])
+def test_secure_and_stats_run_the_instrumented_twins(how, env, twin):
+    lib = allocators.vam_library(twin)
+    if lib is None:
+        pytest.fail(f"libvam-{twin}.so is not built; run `make`")
+    # the shell's own maps, and its exit prints the report (cat would close stderr first)
+    r = vam(how, "sh", "-c", "cat /proc/$$/maps", env=env)
+    assert r.returncode == 0, r.stderr
+    assert os.path.realpath(lib) in r.stdout
+    if twin == "stats":
+        assert "  calls " in r.stderr and "malloc" in r.stderr, r.stderr

@@ -20,7 +20,7 @@ API::
     KNOWN                                  # the names find() understands
     shim(kind) -> str                      # path of liballoclab_<kind>.so (profile | litter)
     lab_libdir() -> str | None             # where the shims were found
-    vam_library() -> str | None            # libvam.so (the `vam` command preloads it too)
+    vam_library(twin="") -> str | None    # libvam.so, or libvam-<twin>.so (the `vam` command)
     from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
 
 The shims and libvam are found through alloclab.core.paths (one search order
@@ -226,9 +226,10 @@ def glibc_version() -> str:
         return "unknown"
 
 
-def vam_library() -> str | None:
-    """libvam.so where the lab finds its native parts (core/paths.py), or None."""
-    return paths.find("libvam.so")
+def vam_library(twin: str = "") -> str | None:
+    """libvam.so where the lab finds its native parts (core/paths.py), or None; with `twin`
+    ("stats", "secure", "memcheck") that instrumented build of it (libvam-<twin>.so)."""
+    return paths.find(f"libvam-{twin}.so" if twin else "libvam.so")
 
 
 def find(name: str) -> Allocator:
