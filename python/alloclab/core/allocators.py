@@ -49,6 +49,9 @@ PEERS = {
     "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4", "libtcmalloc_minimal.so"],
 }
 KNOWN = ["glibc", *PEERS, "vam"]
+# libvam.so's instrumented builds, found by name but never among "all" (a study of vam-secure's
+# checks would not be a study of vam): the secure mode, the counting build.
+VAM_TWINS = ("vam-secure", "vam-stats")
 
 SYSTEM_LIBDIRS = [
     "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
@@ -229,7 +232,11 @@ def glibc_version() -> str:
 def vam_library(twin: str = "") -> str | None:
     """libvam.so where the lab finds its native parts (core/paths.py), or None; with `twin`
     ("stats", "secure", "memcheck") that instrumented build of it (libvam-<twin>.so)."""
-    return paths.find(f"libvam-{twin}.so" if twin else "libvam.so")
+    return paths.find(_twin_name(twin))
+
+
+def _twin_name(twin: str) -> str:
+    return f"libvam-{twin}.so" if twin else "libvam.so"
 
 
 def find(name: str) -> Allocator:
@@ -252,13 +259,15 @@ def find(name: str) -> Allocator:
         if not path:
             raise NotInstalled(f"allocator {low!r} is not installed (looked for {', '.join(PEERS[low])})")
         return Allocator(low, path, _version_of(path))
-    if low == "vam":
-        p = vam_library()
+    if low in ("vam", *VAM_TWINS):
+        twin = low.split("-", 1)[1] if "-" in low else ""
+        p = vam_library(twin)
         if p:
             st = os.stat(p)
             built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
-            return Allocator("vam", p, f"alloclab build of {built} UTC")
-        raise NotInstalled(f"allocator 'vam' is not built: libvam.so not found ({paths.describe()})")
+            return Allocator(low, p, f"alloclab build of {built} UTC")
+        raise NotInstalled(f"allocator {low!r} is not built: {os.path.basename(_twin_name(twin))} not found "
+                           f"({paths.describe()})")
     if "/" in key or key.endswith(".so") or ".so." in key:
         if not os.path.isfile(key):
             raise LabError(f"allocator library {key!r} does not exist")

@@ -73,3 +73,10 @@ def test_a_variant_whose_options_the_allocator_rejects_is_refused_before_anythin
     assert allocators.find("vam@VAM_ORDER=fifo").environ == {"VAM_ORDER": "fifo"}
     # an option the allocator does not read itself (a program's own variable) passes
     assert allocators.find("vam@PYTHONMALLOC=malloc").environ == {"PYTHONMALLOC": "malloc"}
+
+
+def test_vams_instrumented_builds_are_found_by_name_but_not_among_all(libdir):
+    for twin in allocators.VAM_TWINS:
+        a = allocators.find(twin)
+        assert a.name == twin and a.path.endswith(f"libvam-{twin.split('-')[1]}.so"), a
+    assert not set(allocators.VAM_TWINS) & {a.name for a in allocators.available()}
