@@ -10,6 +10,9 @@ namespace alloclab::vam {
 // pointer libvam never handed out) found by a check that costs a compare.
 // Writes "vam: <what>: <pointer>" with write(2) and aborts, as glibc does.
 [[noreturn]] void corruption(const char *what, const void *p) noexcept;
+// Metadata beside an object found overwritten (a free-list link, a boundary
+// tag): "vam: <op>: heap corruption near <near> (overflow?)", then abort.
+[[noreturn]] void corruption_near(const char *op, const void *near) noexcept;
 }
 
 #define VAM_LIKELY(x) __builtin_expect(!!(x), 1)

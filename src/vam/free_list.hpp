@@ -8,6 +8,11 @@
 // - malloc clears the first word of every object it hands out, popped or
 //   bumped, so that a live object's first word decodes into its segment
 //   only if the program wrote such a word.
+// - A link a pop reads decodes into b's segment (the list's end is its
+//   base); one that does not was written over after the free (an overflow
+//   of the object before, a write after free) and aborts before malloc
+//   hands it out. The encoding spreads a change of any one byte of a link
+//   over the bits above the segment offset, so no such change passes.
 // - b->used counts the objects out of b, hot ones included; only the heap's
 //   owner writes it, one store at a time (statistics read it).
 #pragma once
@@ -20,21 +25,50 @@
 
 namespace alloclab::vam {
 
-// Why the encoding: g_free_key is a per-process random word with its top bit
-// set, so the first word of a freed object, decoded, lies in its own
-// segment, while a live object's almost never does: null, small integers
-// and user-space pointers decode with the top bit set. A free that finds
-// such a word walks the list to confirm (small_free_suspect): a double free
-// is caught however many frees came between, for an XOR on each push and
-// pop and a compare of the word the push overwrites anyway.
+// Why the encoding: a link is stored as (next ^ g_free_key) * kLinkMix, and
+// read back by multiplying with the inverse, kLinkUnmix, then the XOR.
+// g_free_key is a per-process random word with its top bit set, so the
+// first word of a freed object, decoded, lies in its own segment, while a
+// live object's almost never does (1 in 2^42 for a word the product makes
+// random). A free that finds such a word walks the list to confirm
+// (small_free_suspect): a double free is caught however many frees came
+// between. The product is what makes a pop's one compare enough
+// (small_alloc_block): a link changed in any one byte decodes at least 4
+// MiB away from the link it was, outside the segment (static_assert below);
+// changed in more, it lands in the segment about 1 time in 2^42.
 extern std::uintptr_t g_free_key VAM_HIDDEN;
 void free_key_init() noexcept;  // once, before the first heap (startup.cpp: init_options)
 
+// kLinkUnmix is odd (invertible mod 2^64) and below 2^31, so that a decode
+// is one imul with an immediate operand; at least 2^22, so that a change in
+// the link's low bytes moves the product out of the segment.
+inline constexpr std::uint64_t kLinkUnmix = 0x7f4a'7c15ull;
+constexpr std::uint64_t link_inverse(std::uint64_t a) noexcept {
+  std::uint64_t x = a;  // Newton's iteration: each step doubles the bits that are right
+  for (int i = 0; i < 6; ++i) x *= 2 - a * x;
+  return x;
+}
+inline constexpr std::uint64_t kLinkMix = link_inverse(kLinkUnmix);
+static_assert(kLinkMix * kLinkUnmix == 1);
+// Every change of one byte of a stored link (by -255..255 in byte j) moves
+// the decoded product by at least the segment's size, either way.
+constexpr bool one_byte_changes_leave_the_segment() noexcept {
+  for (int j = 0; j < 8; ++j)
+    for (std::int64_t d = -255; d <= 255; ++d) {
+      if (d == 0) continue;
+      const std::uint64_t moved = (static_cast<std::uint64_t>(d) << (8 * j)) * kLinkUnmix;
+      const auto m = static_cast<std::int64_t>(moved);
+      if (m > -(std::int64_t{1} << 22) && m < (std::int64_t{1} << 22)) return false;
+    }
+  return true;
+}
+static_assert(one_byte_changes_leave_the_segment());
+
 inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
-  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) ^ g_free_key);
+  return reinterpret_cast<FreeObj *>((reinterpret_cast<std::uintptr_t>(f->next) * kLinkUnmix) ^ g_free_key);
 }
 inline void free_link_set(FreeObj *f, const FreeObj *next) noexcept {
-  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(next) ^ g_free_key);
+  f->next = reinterpret_cast<FreeObj *>((reinterpret_cast<std::uintptr_t>(next) ^ g_free_key) * kLinkMix);
 }
 // The end of every block free list: the segment base of the block record.
 inline FreeObj *free_list_end(const Block *b) noexcept {
@@ -47,7 +81,7 @@ inline bool free_list_has(const FreeObj *f) noexcept {
 // Does p's first word, decoded, point into p's own segment, as a link of a
 // free list does?
 inline bool looks_freed(const void *p) noexcept {
-  const std::uintptr_t w = *static_cast<const std::uintptr_t *>(p) ^ g_free_key;
+  const std::uintptr_t w = (*static_cast<const std::uintptr_t *>(p) * kLinkUnmix) ^ g_free_key;
   return ((w ^ reinterpret_cast<std::uintptr_t>(p)) >> kSegmentShift) == 0;
 }
 
@@ -87,7 +121,12 @@ inline void used_dec(Block *b, std::uint32_t word) noexcept {
 // small_alloc_front a front that may be null.
 inline void *small_alloc_block(Block *b) noexcept {
   if (FreeObj *f = b->free; VAM_LIKELY(free_list_has(f))) {
-    b->free = free_link_decode(f);
+    FreeObj *n = free_link_decode(f);
+    // In f's segment, as every link and the list's end are; else f's first
+    // bytes were written over after its free, and the message names f.
+    if (VAM_UNLIKELY((reinterpret_cast<std::uintptr_t>(n) ^ reinterpret_cast<std::uintptr_t>(f)) >> kSegmentShift))
+      corruption_near("malloc()", f);
+    b->free = n;
     f->next = nullptr;  // live again: its first word no longer decodes as a link
     used_inc(b);
     return f;

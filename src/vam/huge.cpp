@@ -234,6 +234,13 @@ void huge_free(Segment *s, void *p) noexcept {
   g_cache.put_chunk(s, bytes);  // kept or unmapped; then the cache's old mappings go back
 }
 
+void huge_check_live(Segment *s, const void *p) noexcept {
+  const std::size_t usable = s->usable;
+  if (VAM_UNLIKELY(usable == 0)) corruption("realloc(): double free / realloc of a freed object", p);
+  if (VAM_UNLIKELY(static_cast<const char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - usable)))
+    corruption("realloc(): invalid pointer (inside a huge object)", p);
+}
+
 void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   const auto offset = static_cast<std::size_t>(static_cast<char *>(p) - reinterpret_cast<char *>(s));
   if (n > (PTRDIFF_MAX >> 1)) return nullptr;

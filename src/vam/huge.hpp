@@ -40,6 +40,9 @@ void *huge_alloc(std::size_t n, std::size_t align) noexcept;
 // Free the huge object p of segment s. A p that is not the object's start,
 // or an object already freed (its mapping sitting in the cache), aborts.
 void huge_free(Segment *s, void *p) noexcept;
+// realloc's test that p is a live huge object of segment s (its mapping not
+// in the cache, p its start); aborts if it is not.
+void huge_check_live(Segment *s, const void *p) noexcept;
 // Resize the huge object p (of segment s) to n bytes by remapping its pages:
 // no copy, in place when the address space allows. Returns the object's
 // (possibly new) address, or nullptr when the kernel refused (p is intact).

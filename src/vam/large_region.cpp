@@ -321,8 +321,75 @@ struct LargeHeap::Tags {
     disc += x->disc_pages;
     flags |= x->head & (kChunkDirty | kChunkYoung);
   }
-  static void bury(Chunk *) noexcept {}
+  // h's header is now inside a free chunk: its size goes, so that a second
+  // free of its object fails the tag check (free) rather than pass on
+  // stale tags and hand the merged chunk out over a live neighbour.
+  static void bury(Chunk *h) noexcept { h->head = 0; }
 };
+
+// Whether c's tags are those of a chunk: its payload 16-aligned and inside
+// the region, its size repeated by the next chunk, and the size of the
+// chunk before it (0 for the region's first) that chunk's own. A double
+// free of an object whose chunk merged into a neighbour fails here (its
+// buried size is 0), and so does an overflow into a neighbour's tag.
+bool LargeHeap::tags_fit(const Chunk *c) noexcept {
+  const Segment *seg = segment_of(c);
+  const auto off = static_cast<std::size_t>(reinterpret_cast<const char *>(c) - reinterpret_cast<const char *>(seg));
+  const std::size_t s = chunk_size(c);
+  if ((reinterpret_cast<std::uintptr_t>(c) & 15) != 0 || off < kRegionFirstChunk || s < kMinChunk ||
+      s > kSegmentBytes - off || next_chunk(const_cast<Chunk *>(c))->prev_size != s)
+    return false;
+  const std::size_t ps = c->prev_size;
+  if (ps == 0) return off == kRegionFirstChunk;
+  return ps <= off - kRegionFirstChunk &&
+         chunk_size(reinterpret_cast<const Chunk *>(reinterpret_cast<const char *>(c) - ps)) == ps;
+}
+
+namespace {
+
+// A large free or realloc whose pointer failed the tag check: the region's
+// chunks are walked from its first, each tag against the one before, to
+// say what happened. p inside a free chunk (its own merged into it, or one
+// of the quick lists'): a double free. p inside a chunk in use, or beyond
+// the region's chunks: not the start of an object. A tag that breaks the
+// chain before p's chunk, or p's chunk reached with a broken tag: heap
+// corruption near that tag, typically an overflow of the object before it.
+[[noreturn]] void large_misuse(const void *p, bool realloc) noexcept {
+  const char *op = realloc ? "realloc()" : "free()";
+  const auto *target = static_cast<const char *>(p) - kChunkHeader;
+  Segment *seg = segment_of(target);
+  const char *end = reinterpret_cast<char *>(seg) + kSegmentBytes;
+  std::size_t prev = 0;
+  for (auto *c = reinterpret_cast<const Chunk *>(reinterpret_cast<char *>(seg) + kRegionFirstChunk);;) {
+    const auto *at = reinterpret_cast<const char *>(c);
+    if (c->prev_size != prev) corruption_near(op, at);
+    const std::size_t s = chunk_size(c);
+    if (s == 0 && c->head == kChunkInUse && at == reinterpret_cast<char *>(seg) + kRegionFirstChunk + kRegionChunkBytes)
+      break;  // the sentinel: p is past every chunk
+    if (s < kMinChunk || s > static_cast<std::size_t>(end - at) - kChunkHeader) corruption_near(op, at);
+    if (target < at + s && target >= at) {
+      const bool is_free = (c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse;
+      if (target == at && !is_free) corruption_near(op, at + s);  // its own tags fit; the next one's do not
+      if (is_free)
+        corruption(realloc ? "realloc(): double free / realloc of a freed object" : "free(): double free detected (large object)", p);
+      break;
+    }
+    prev = s;
+    c = reinterpret_cast<const Chunk *>(at + s);
+  }
+  corruption(realloc ? "realloc(): invalid pointer (not the start of a large object)"
+                     : "free(): invalid pointer (not the start of a large object)",
+             p);
+}
+
+}  // namespace
+
+void LargeHeap::check_live(const void *p, bool own) noexcept {
+  const Chunk *c = chunk_of_payload(p);
+  if (own && VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, true);
+  if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse))
+    corruption("realloc(): double free / realloc of a freed object", p);
+}
 
 // policy -1: internal (splitting), no discard, no live accounting; -2: a
 // quick chunk going through at last (live accounting done, discard as the
@@ -332,13 +399,10 @@ std::size_t LargeHeap::free(void *p, int policy) noexcept {
   Segment *seg = segment_of(c);
   std::size_t s = chunk_size(c);
   // Hardening (every build): the boundary tags say whether p is an object
-  // in use. A payload is 16-aligned; its chunk lies inside the region and
-  // the next chunk's tag repeats its size. Free chunks have no in-use bit:
-  // a second free of the same object stops here.
-  const auto off = static_cast<std::size_t>(reinterpret_cast<char *>(c) - reinterpret_cast<char *>(seg));
-  if (VAM_UNLIKELY((reinterpret_cast<std::uintptr_t>(p) & 15) != 0 || off < kRegionFirstChunk ||
-                   s < kMinChunk || s > kSegmentBytes - off || next_chunk(c)->prev_size != s))
-    corruption("free(): invalid pointer (not the start of a large object)", p);
+  // in use (tags_fit). Free chunks have no in-use bit: a second free of the
+  // same object stops here, and one whose chunk has since merged fails the
+  // tag check on the size its merge buried; large_misuse says which.
+  if (VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, false);
   if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse))
     corruption("free(): double free detected (large object)", p);
   if (policy >= 0) {

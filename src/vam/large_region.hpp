@@ -135,6 +135,11 @@ class LargeHeap {
   static std::size_t usable(const void *p) noexcept {
     return chunk_size(chunk_of_payload(p)) - kChunkHeader;
   }
+  // realloc's test that p is a large object in use: its tags as free checks
+  // them (`own`: p is of the calling thread's heap; else only its in-use
+  // bits are read, which the owner does not write while it lives). Aborts,
+  // naming the cause, if it is not.
+  static void check_live(const void *p, bool own) noexcept;
 
  private:
   void insert(Chunk *c) noexcept;
@@ -152,6 +157,7 @@ class LargeHeap {
   std::size_t discard_range(Segment *seg, char *from, char *to) noexcept;
 
   static std::int64_t dirty_of(const Chunk *c) noexcept;
+  static bool tags_fit(const Chunk *c) noexcept;
 
   struct Tags;  // how coalesce() reads and accounts for chunk tags (large_region.cpp)
 

@@ -52,6 +52,7 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
   const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip;
   const auto i = static_cast<std::uint32_t>(prod >> 32);
   if (VAM_LIKELY(state == BlockState::waiting && live > 1 && slot_start)) {
+    if (VAM_UNLIKELY(free_list_has(b->free))) small_free_pend_list(b);
     std::uint64_t &word = b->pending[i / 64];
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
     if (VAM_UNLIKELY(word & bit)) return small_free_invalid(b, p);
@@ -85,6 +86,51 @@ void hot_push(Heap *h, Block *b, void *p) noexcept {
   else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
   *w = hot ^ g_free_key;
   set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
+}
+
+// A waiting block's list becomes pending slots: they come back in address
+// order with the rest when the block is next the front (take_pending), and
+// a second free of one of them meets its bit. The objects' links are read
+// once here, as the pops would have read them; each must be one of b's
+// slots, and the walk is bounded by the block's slots.
+void small_free_pend_list(Block *b) noexcept {
+  FreeObj *const end = free_list_end(b);
+  std::size_t steps = static_cast<std::size_t>(b->end - b->start) / b->size;
+  const FreeObj *from = nullptr;  // the object whose link led here
+  for (FreeObj *f = b->free; f != end; from = f, f = free_link_decode(f)) {
+    const auto off = static_cast<std::size_t>(reinterpret_cast<char *>(f) - b->start);
+    if (VAM_UNLIKELY(!block_holds(b, f) || off % b->size != 0 || steps-- == 0))
+      corruption_near("free()", from ? static_cast<const void *>(from) : static_cast<const void *>(b->start));
+    const std::size_t i = off / b->size;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if (VAM_UNLIKELY(b->pending[i / 64] & bit)) corruption("free(): double free detected", f);
+    b->pending[i / 64] |= bit;
+  }
+  b->free = end;
+  b->has_pending = 1;
+}
+
+namespace {
+[[noreturn]] void realloc_freed(void *p) noexcept { corruption("realloc(): double free / realloc of a freed object", p); }
+}  // namespace
+
+void small_check_live(Heap *h, Segment *s, void *p) noexcept {
+  Block *b = block_of(s, p);
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
+  const BlockState state = b->state;
+  if (VAM_UNLIKELY(state == BlockState::fresh || (state != BlockState::empty && i * b->size != off) ||
+                   reinterpret_cast<char *>(p) < b->start))
+    corruption("realloc(): invalid pointer (not the start of an object)", p);
+  if (VAM_UNLIKELY(state == BlockState::empty || b->used == 0)) realloc_freed(p);
+  if (state == BlockState::waiting && (b->pending[i / 64] >> (i % 64) & 1)) realloc_freed(p);
+  if (state == BlockState::full && hot_holds(class_hot_list(h, b->cls), p)) realloc_freed(p);
+  if (looks_freed(p)) {
+    std::size_t steps = static_cast<std::size_t>(b->end - b->start) / b->size + 1;
+    for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0 && block_holds(b, f); f = free_link_decode(f))
+      if (f == p) realloc_freed(p);
+  }
 }
 
 void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp)

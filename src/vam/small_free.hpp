@@ -19,7 +19,11 @@
 // block holds live objects (not a double free of its last object, nor a
 // pointer into the segment header), p starts a slot, a waiting block's
 // pending bit is clear, and p's first word does not decode as a free-list
-// link (free_list.hpp; if it does, the list is walked to confirm).
+// link (free_list.hpp; if it does, the list is walked to confirm). A
+// waiting block keeps its free slots in one place: the first free into it
+// moves its list, if it has one, into the pending bits (small_free_pend_list),
+// so that the bit test sees an object freed while the block was the front,
+// and the free still reads nothing of the object.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +44,14 @@ namespace alloclab::vam {
 void small_free_invalid(Block *b, void *p) noexcept;  // a check failed: abort, naming it
 // p's first word looks like a link: abort if p is on b's list, else free it.
 void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept;
+// Waiting block b's list (not empty) into its pending bits, in one place
+// with the slots freed since it waits; a link that is not one of b's slots
+// aborts as heap corruption.
+void small_free_pend_list(Block *b) noexcept;
+// realloc's test that p, of a block of the calling thread's heap h, is live:
+// not on its block's list, its class's hot list or among its pending slots,
+// nor in an empty block. Aborts if it is not.
+void small_check_live(Heap *h, Segment *s, void *p) noexcept;
 
 // The second half of a free, the checks passed: `state`, `live` and `head`
 // are the block's fields as the caller read them, once (after the relaxed
@@ -49,6 +61,7 @@ inline void small_free_push(Segment *s, Block *b, void *p, std::uint32_t i, Bloc
   const std::uint16_t used = live - 1;
   store_relaxed(b->used, used);
   if (state == BlockState::waiting) {
+    if (VAM_UNLIKELY(free_list_has(head))) small_free_pend_list(b);
     const std::uint64_t word = b->pending[i / 64];
     if (VAM_UNLIKELY(word >> (i % 64) & 1)) return small_free_invalid(b, p);
     b->pending[i / 64] = word | std::uint64_t{1} << (i % 64);

@@ -123,21 +123,41 @@ void put_hex(char *buf, std::size_t &n, std::size_t cap, std::uintptr_t v) noexc
   if (n + 2 < cap) { buf[n++] = '0'; buf[n++] = 'x'; }
   while (k && n < cap) buf[n++] = tmp[--k];
 }
-}  // namespace
 
-void corruption(const char *what, const void *p) noexcept {
+// "vam: <head><p><tail>\n" with write(2), then abort.
+[[noreturn]] void abort_with(const char *head, const void *p, const char *tail) noexcept {
   char buf[256];
   std::size_t n = 0;
   auto put = [&](const char *t) {
     while (*t && n < sizeof buf - 1) buf[n++] = *t++;
   };
   put("vam: ");
-  put(what);
-  put(": ");
+  put(head);
   put_hex(buf, n, sizeof buf - 1, reinterpret_cast<std::uintptr_t>(p));
+  put(tail);
   put("\n");
   (void)!::write(2, buf, n);
   abort();
+}
+}  // namespace
+
+void corruption(const char *what, const void *p) noexcept {
+  char head[200];
+  std::size_t n = 0;
+  for (const char *t = what; *t && n < sizeof head - 3; ++t) head[n++] = *t;
+  head[n++] = ':';
+  head[n++] = ' ';
+  head[n] = '\0';
+  abort_with(head, p, "");
+}
+
+void corruption_near(const char *op, const void *near) noexcept {
+  char head[200];
+  std::size_t n = 0;
+  for (const char *t = op; *t && n < sizeof head - 40; ++t) head[n++] = *t;
+  for (const char *t = ": heap corruption near "; *t; ++t) head[n++] = *t;
+  head[n] = '\0';
+  abort_with(head, near, " (overflow?)");
 }
 
 // A small request in the default geometry that the front block of its class
@@ -233,6 +253,23 @@ bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= ha
 // take a slot a quarter too big in the large-object heap, which costs
 // python3 instructions. The page classes above are an eighth apart, their
 // own slack, and get none more.
+// realloc's test that p, in vam's segment s, is a live object: a freed one
+// aborts rather than be kept or resized (kept in place, a freed small or
+// large object came back from the next malloc too; a freed huge object's
+// cached mapping was grown, and handed out again). Another thread's small
+// and large objects are tested only as far as reads that race with no
+// write of their owner allow: a large object's in-use bits.
+void realloc_check_live(Segment *s, void *p) noexcept {
+  switch (s->kind) {
+    case SegKind::small:
+    case SegKind::medium:
+      if (s->owner == t_heap) small_check_live(t_heap, s, p);
+      break;
+    case SegKind::large: LargeHeap::check_live(p, s->owner == t_heap); break;
+    default: huge_check_live(s, p);
+  }
+}
+
 std::size_t realloc_request(std::size_t n, std::size_t have) noexcept {
   std::size_t want = n;
   if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
@@ -253,6 +290,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // segment stays: only this thread unmaps it, and not while p lives in it.
   std::size_t shift;
   if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr && n != 0)) {
+    small_check_live(t_heap, s, p);
     const std::size_t have = block_of(s, p, shift)->size - g_layout.header;
     if (realloc_in_place(n, have)) return p;
     void *q = malloc_impl(realloc_request(n, have));
@@ -266,6 +304,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
     free_impl(p);
     return nullptr;
   }
+  realloc_check_live(object_segment(p), p);
   const std::size_t have = usable_size_impl(p);
   if (realloc_in_place(n, have)) return p;
   // A large object of this thread's heap grows into a free neighbour, or

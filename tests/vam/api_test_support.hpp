@@ -88,10 +88,50 @@ inline void free_to_block(void *p) {
   alloclab::vam::hot_return_all(s->owner);
 }
 
+// Three blocks of class cls all of whose objects one run of mallocs made
+// (full, and not the front), found among sixteen blocks' worth: full[i] is the first of block
+// i's objects in address order, the rest follow it in objs. No container:
+// its own allocations could share the class. n < 3 when the tests before
+// left too many blocks of the class with room.
+struct ClassBlocks {
+  static constexpr std::size_t kMaxSlots = 512;  // slots of a 4 KiB block of 8-byte objects
+  static inline char *objs[16 * kMaxSlots];
+  char *const *full[3] = {};
+  int n = 0;
+  std::size_t slots = 0;
+  explicit ClassBlocks(unsigned cls) {
+    using namespace alloclab::vam;
+    const std::size_t size = layout_usable(cls);
+    objs[0] = static_cast<char *>(vam_malloc(size));
+    const Block *first = block_of(segment_of(objs[0]), objs[0]);
+    slots = static_cast<std::size_t>(first->end - first->start) / first->size;
+    const std::size_t count = 16 * slots;
+    for (std::size_t i = 1; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
+    std::sort(objs, objs + count);
+    for (std::size_t i = 0; i + slots <= count && n < 3;) {
+      std::size_t k = i;
+      while (k < count && block(objs[k]) == block(objs[i])) ++k;
+      if (k - i == slots && block(objs[i])->state == alloclab::vam::BlockState::full) full[n++] = &objs[i];
+      i = k;
+    }
+  }
+  static alloclab::vam::Block *block(const void *p) {
+    return alloclab::vam::block_of(alloclab::vam::segment_of(p), p);
+  }
+  alloclab::vam::Block *record(int i) const { return block(full[i][0]); }
+  // Each block regained in turn (free_to_block: into the block, not onto
+  // the hot list) by a free of its first object: the third is the front,
+  // the second heads the waiting list in state front, the first waits.
+  void regain_all() const {
+    for (char *const *f : full) free_to_block(f[0]);
+  }
+};
+
 // Full blocks A, B and C of 1024-byte objects (32 per 32 KiB block), then
 // frees that leave A third in the class's list: one object freed while A
 // was still in state front (its LIFO list), two freed out of address order
-// once it waits (pending: they come back in address order). A full block
+// once it waits (pending, and the first of them moves A's list there too:
+// all three come back in address order). A full block
 // that regains space becomes the front and the block it displaces stays in
 // state front, second; the one behind that waits. C's freed object is
 // handed out again at once, leaving C, used up, at the front and B second.

@@ -16,15 +16,16 @@ namespace {
 
 using namespace vam_test;
 
-TEST(VamReap, NextBlockReusesItsListThenItsPendingSlotsInAddressOrder) {
+TEST(VamReap, NextBlockReusesItsListAndPendingSlotsInAddressOrder) {
   SKIP_UNLESS_RECENT_ORDER();
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
   const auto got = t.next4();
   EXPECT_EQ(t.again, t.c[0]);
-  // B (second behind the used-up front) first; then A: its LIFO list
-  // (a[9]), then the slots freed while it waited, lowest address first.
-  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
+  // B (second behind the used-up front) first; then A: the slots freed
+  // while it waited and its LIFO list (a[9]), which the first of those frees
+  // moved into the pending bits (small_free_pend_list), lowest address first.
+  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[1], t.a[9], t.a[12]}));
   t.release(got);
 }
 
@@ -39,8 +40,8 @@ TEST(VamReap, ScatteredFreesIntoAWaitingBlockComeBackInAddressOrder) {
   free_to_block(t.b[5]);                 // B the front, A second
   free_to_block(t.c[7]);                 // C the front, B second, A waits
   const int scrambled[] = {4, 10, 0, 6, 2, 8, 13};
-  for (int i : scrambled) free_to_block(t.a[i]);
-  std::vector<char *> want = {t.c[7], t.b[5], t.a[14], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13]};
+  for (int i : scrambled) free_to_block(t.a[i]);  // the first moves a[14] into the pending bits
+  std::vector<char *> want = {t.c[7], t.b[5], t.a[0], t.a[2], t.a[4], t.a[6], t.a[8], t.a[10], t.a[13], t.a[14]};
   std::vector<char *> got;
   for (size_t i = 0; i < want.size(); ++i) got.push_back(static_cast<char *>(vam_malloc(1024)));
   std::vector<char *> got_sorted = got, want_sorted = want;
@@ -86,8 +87,8 @@ TEST(VamReap, AUsedUpFrontARegainDisplacesIsFullAtOnce) {
   using namespace alloclab::vam;
   TwoBlocks t;
   ASSERT_FALSE(t.a.empty());
-  const auto first = t.next4();  // b[3], a[9], a[1], a[12]: A, B and C are full again
-  ASSERT_EQ(first, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[12]}));
+  const auto first = t.next4();  // b[3], a[1], a[9], a[12]: A, B and C are full again
+  ASSERT_EQ(first, (std::vector<char *>{t.b[3], t.a[1], t.a[9], t.a[12]}));
   free_to_block(t.a[9]);
   char *again = static_cast<char *>(vam_malloc(1024));
   ASSERT_EQ(again, t.a[9]);  // A used up at the front

@@ -136,8 +136,8 @@ TEST(VamReap, AFreeIntoAWaitingBlockDoesNotTouchTheObject) {
   vam_free(p);
   ASSERT_EQ(0, mprotect(page, 4096, PROT_READ | PROT_WRITE));
   t.all.erase(std::find(t.all.begin(), t.all.end(), p));
-  const auto got = t.next4();  // B's freed slot, A's list, then its pending slots in address order
-  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[9], t.a[1], t.a[5]}));
+  const auto got = t.next4();  // B's freed slot, then A's pending slots (its list among them) in address order
+  EXPECT_EQ(got, (std::vector<char *>{t.b[3], t.a[1], t.a[5], t.a[9]}));
   t.release(got);  // a[12] stays free (pending)
 }
 
@@ -179,37 +179,13 @@ TEST(VamHardening, DoubleFreeIntoAWaitingBlockAborts) {
 // (small_free.cpp), which check the slot start as free's fast path does: an
 // interior pointer into a waiting or a full block still aborts, for every
 // class in the geometry in force.
-constexpr std::size_t kMaxSlotsForTest = 512;  // slots of a 4 KiB block of 8-byte objects
 void free_interior_into_block(unsigned cls, std::size_t back, bool waiting) {
   using namespace alloclab::vam;
-  const std::size_t size = layout_usable(cls);
-  // Fill blocks of the class; those all of whose objects are ours are full.
-  // (No container here: its own allocations would share a small class.)
-  static char *objs[8 * kMaxSlotsForTest];
-  objs[0] = static_cast<char *>(vam_malloc(size));
-  const Block *first = block_of(segment_of(objs[0]), objs[0]);
-  const auto slots = static_cast<std::size_t>(first->end - first->start) / first->size;
-  const std::size_t count = 8 * slots;
-  for (std::size_t i = 1; i < count; ++i) objs[i] = static_cast<char *>(vam_malloc(size));
-  std::sort(objs, objs + count);
-  char *const *full[3] = {};  // the first object of each of three full blocks
-  int n = 0;
-  const auto record = [](const char *p) { return block_of(segment_of(p), p); };
-  for (std::size_t i = 0; i + slots <= count && n < 3;) {
-    std::size_t k = i;
-    while (k < count && record(objs[k]) == record(objs[i])) ++k;
-    if (k - i == slots) full[n++] = &objs[i];
-    i = k;
-  }
-  if (n < 3) abort();  // not the check under test: the message differs
-  if (waiting) {
-    // Each regained in turn (free_to_block: into the block, not onto the
-    // hot list): the third is the front, the second heads the waiting list
-    // in state front, and the first waits behind it.
-    for (char *const *f : full) free_to_block(f[0]);
-  }
-  if (record(full[0][1])->state != (waiting ? BlockState::waiting : BlockState::full)) abort();
-  vam_free(full[0][1] + back);
+  ClassBlocks t(cls);
+  if (t.n < 3) abort();  // not the check under test: the message differs
+  if (waiting) t.regain_all();
+  if (t.record(0)->state != (waiting ? BlockState::waiting : BlockState::full)) abort();
+  vam_free(t.full[0][1] + back);
 }
 
 TEST(VamHardening, FreeOfAnInteriorPointerIntoAWaitingBlockAbortsForEveryClass) {

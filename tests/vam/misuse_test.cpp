@@ -1,0 +1,395 @@
+// misuse_test.cpp — misuse that used to pass every check and turn into
+// silent corruption (issue 38): a large double free after its chunk merged
+// with a free neighbour on each side, realloc of a freed object, a double
+// free into a waiting block of an object on that block's list, and a
+// one-byte overflow into a freed neighbour's link. Each runs over every size
+// class (the class table; for large objects, every list of LargeBins) in a
+// forked child, which either aborts with a message naming the cause or
+// shows that no address was handed out twice and none outside a slot.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "alloclab/vam.h"
+#include "api_test_support.hpp"
+#include "vam/free_list.hpp"
+#include "vam/large_region.hpp"
+
+namespace {
+
+using namespace vam_test;
+using namespace alloclab::vam;
+
+// What a child's run came to: its wait status and what it wrote to stderr.
+struct Outcome {
+  int status = 0;
+  std::string err;
+  bool aborted() const { return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT; }
+  int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+// Exit codes of a child that was not stopped.
+constexpr int kHandedOutTwice = 3;   // one address came back from two mallocs
+constexpr int kOutsideASlot = 4;     // malloc returned a pointer no slot starts at
+constexpr int kSetUpFailed = 5;      // the layout under test could not be made
+
+// Run f in a forked child (this process's heap, as it stands), its stderr
+// captured. The child ends with f's exit code, or 0.
+template <class F>
+Outcome in_child(F f) {
+  int fds[2];
+  if (pipe(fds) != 0) abort();
+  fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) abort();
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 2);
+    _exit(f());
+  }
+  close(fds[1]);
+  Outcome o;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) o.err.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  waitpid(pid, &o.status, 0);
+  return o;
+}
+
+std::string describe(const Outcome &o) {
+  if (o.aborted()) return "aborted: " + o.err;
+  if (o.code() == kHandedOutTwice) return "not caught: an address handed out twice";
+  if (o.code() == kOutsideASlot) return "not caught: a pointer outside every slot handed out";
+  if (o.code() == kSetUpFailed) return "set-up failed " + o.err;
+  return "not caught, exit " + std::to_string(o.code()) + " " + o.err;
+}
+
+// One chunk size per list of LargeBins, from the smallest large request in
+// the geometry in force to VAM_LARGE_MAX's (a request of `return - 16`
+// bytes lands in that list).
+std::vector<std::size_t> large_list_sizes() {
+  std::vector<std::size_t> sizes;
+  const std::size_t first = (g_layout.page_max + 1 + kChunkHeader + 15) & ~std::size_t{15};
+  const std::size_t last = (262144 + kChunkHeader + 15) & ~std::size_t{15};
+  int bin = -1;
+  for (std::size_t s = first; s <= last; s += 16) {
+    const int b = LargeBins::bin_of(s);
+    if (b != bin) sizes.push_back(s);
+    bin = b;
+  }
+  return sizes;
+}
+
+// ---- 1a. A large double free after merges on both sides -------------------
+
+// a, v, b, g carved one after another; free(a), free(b), free(v) merge v
+// with both neighbours; the second free(v) must stop there. Without the
+// check, the merged chunk is handed out again over v's stale tags and the
+// mallocs after return addresses twice (g's among them).
+int large_double_free_after_merges(std::size_t n) {
+  g_layout.large_quick = 0;  // the quick lists would hold the chunks whole: no merge
+  char *a = nullptr, *v = nullptr, *b = nullptr, *g = nullptr;
+  for (int tries = 0; tries < 8; ++tries) {
+    a = static_cast<char *>(vam_malloc(n));
+    v = static_cast<char *>(vam_malloc(n));
+    b = static_cast<char *>(vam_malloc(n));
+    g = static_cast<char *>(vam_malloc(n));
+    const std::size_t c = LargeHeap::usable(a) + kChunkHeader;
+    if (v == a + c && b == v + c && g == b + c) break;
+    a = nullptr;
+  }
+  if (a == nullptr) return kSetUpFailed;
+  vam_free(a);
+  vam_free(b);
+  vam_free(v);
+  vam_free(v);
+  void *got[8];
+  for (int i = 0; i < 8; ++i) {
+    got[i] = vam_malloc(i % 2 ? 3 * n : n);
+    if (got[i] == g) return kHandedOutTwice;
+    for (int j = 0; j < i; ++j) {
+      const auto lo = static_cast<char *>(got[j]), hi = lo + vam_usable_size(got[j]);
+      if (static_cast<char *>(got[i]) >= lo && static_cast<char *>(got[i]) < hi) return kHandedOutTwice;
+    }
+  }
+  return 0;
+}
+
+TEST(VamMisuse, LargeDoubleFreeAfterMergingWithBothNeighboursAbortsForEveryList) {
+  for (std::size_t s : large_list_sizes()) {
+    const Outcome o = in_child([s] { return large_double_free_after_merges(s - kChunkHeader); });
+    ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
+        << "chunk size " << s << ": " << describe(o);
+  }
+}
+
+// ---- 1b. realloc of a freed object ----------------------------------------
+
+// A small object freed onto its front block's list, onto its class's hot
+// list (a full block) or into a waiting block's pending bits: realloc to a
+// size it already holds returned it, and the next malloc returned it again.
+enum class Freed { front, hot, waiting };
+
+int realloc_freed_small(unsigned cls, Freed where) {
+  const std::size_t size = layout_usable(cls);
+  char *p = nullptr;
+  if (where == Freed::front) {
+    vam_malloc(size);  // its block keeps a live object
+    p = static_cast<char *>(vam_malloc(size));
+    vam_malloc(size);
+  } else {
+    ClassBlocks t(cls);
+    if (t.n < 3) return kSetUpFailed;
+    if (where == Freed::waiting) t.regain_all();
+    p = t.full[0][1];
+    if (ClassBlocks::block(p)->state != (where == Freed::hot ? BlockState::full : BlockState::waiting))
+      return kSetUpFailed;
+  }
+  vam_free(p);
+  void *q = vam_realloc(p, size);
+  for (int i = 0; i < 4; ++i)
+    if (vam_malloc(size) == q) return kHandedOutTwice;
+  return 0;
+}
+
+TEST(VamMisuse, ReallocOfAFreedSmallObjectAbortsForEveryClassAndState) {
+  for (Freed where : {Freed::front, Freed::hot, Freed::waiting}) {
+    if (where == Freed::waiting && !order_recent()) continue;  // fifo: no block waits behind a front
+    for (unsigned c = 0; c < g_layout.classes; ++c) {
+      const Outcome o = in_child([c, where] { return realloc_freed_small(c, where); });
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: realloc(): double free / realloc of a freed object") !=
+                                     std::string::npos)
+          << "class " << c << " size " << layout_usable(c) << " freed " << static_cast<int>(where) << ": "
+          << describe(o);
+    }
+  }
+}
+
+// A large object between live neighbours: realloc to a size it holds in
+// place, and to one its free successor makes room for.
+int realloc_freed_large(std::size_t n, bool grow) {
+  g_layout.large_quick = 0;
+  vam_malloc(n);
+  void *p = vam_malloc(n);
+  void *after = vam_malloc(n);
+  vam_malloc(n);
+  if (grow) vam_free(after);
+  vam_free(p);
+  void *q = vam_realloc(p, grow ? n + n / 2 : n);
+  for (int i = 0; i < 4; ++i)
+    if (vam_malloc(n) == q) return kHandedOutTwice;
+  return 0;
+}
+
+TEST(VamMisuse, ReallocOfAFreedLargeObjectAbortsForEveryList) {
+  for (bool grow : {false, true})
+    for (std::size_t s : large_list_sizes()) {
+      const Outcome o = in_child([s, grow] { return realloc_freed_large(s - kChunkHeader, grow); });
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: realloc(): double free / realloc of a freed object") !=
+                                     std::string::npos)
+          << "chunk size " << s << (grow ? " grown" : "") << ": " << describe(o);
+    }
+}
+
+// A freed huge object whose mapping the cache holds: realloc grew the cached
+// mapping in place, and the next malloc of the first size returned it.
+int realloc_freed_huge(std::size_t n) {
+  void *p = vam_malloc(n);
+  vam_free(p);
+  void *q = vam_realloc(p, n + n / 4);
+  for (int i = 0; i < 4; ++i)
+    if (vam_malloc(n) == q) return kHandedOutTwice;
+  return 0;
+}
+
+TEST(VamMisuse, ReallocOfAFreedHugeObjectInTheMappingCacheAborts) {
+  for (std::size_t n : {std::size_t{400000}, std::size_t{1} << 20, std::size_t{3} << 20}) {
+    const Outcome o = in_child([n] { return realloc_freed_huge(n); });
+    ASSERT_TRUE(o.aborted() && o.err.find("vam: realloc(): double free / realloc of a freed object") !=
+                                   std::string::npos)
+        << n << " bytes: " << describe(o);
+  }
+}
+
+// ---- 1c. A double free into a waiting block -------------------------------
+
+// p freed while its block was the front (onto the block's list); frees into
+// two other full blocks make them the front in turn, and p's block waits;
+// then p again. Its pending bit was clear, so the free was taken, and p came
+// back twice: from the list and from the pending slots.
+int double_free_into_waiting(unsigned cls) {
+  ClassBlocks t(cls);
+  if (t.n < 3) return kSetUpFailed;
+  char *p = t.full[0][1];
+  free_to_block(t.full[0][0]);  // the block is the front
+  if (ClassBlocks::block(p)->state != BlockState::front) return kSetUpFailed;
+  vam_free(p);  // onto its list
+  free_to_block(t.full[1][0]);
+  free_to_block(t.full[2][0]);
+  if (ClassBlocks::block(p)->state != BlockState::waiting) return kSetUpFailed;
+  vam_free(p);
+  const std::size_t size = layout_usable(cls);
+  static void *got[4 * ClassBlocks::kMaxSlots];
+  const std::size_t count = 3 * t.slots;
+  for (std::size_t i = 0; i < count; ++i) got[i] = vam_malloc(size);
+  std::sort(got, got + count);
+  return std::adjacent_find(got, got + count) != got + count ? kHandedOutTwice : 0;
+}
+
+TEST(VamMisuse, DoubleFreeIntoAWaitingBlockOfAnObjectOnItsListAbortsForEveryClass) {
+  SKIP_UNLESS_RECENT_ORDER();
+  for (unsigned c = 0; c < g_layout.classes; ++c) {
+    const Outcome o = in_child([c] { return double_free_into_waiting(c); });
+    ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
+        << "class " << c << " size " << layout_usable(c) << ": " << describe(o);
+  }
+}
+
+// ---- 1d. A one-byte overflow into a freed neighbour -----------------------
+
+bool slot_start_of_class(const void *m, unsigned cls) {
+  Segment *s = segment_of(m);
+  if (s->kind != SegKind::small && s->kind != SegKind::medium) return false;
+  const Block *b = block_of(s, m);
+  const auto off = static_cast<std::size_t>(static_cast<const char *>(m) - b->start);
+  return b->cls == cls && static_cast<const char *>(m) >= b->start && static_cast<const char *>(m) < b->end &&
+         off % b->size == 0;
+}
+
+// p and q bumped one after the other out of the front block, q freed onto
+// the list (after r when `deep`: q's link is then r, else the list's end, the
+// segment's base), and p's last byte written one past its end: q's link's
+// low byte XOR-ed with `delta`. The next mallocs pop q and then whatever
+// the link decodes to.
+int overflow_into_freed_link(unsigned cls, unsigned delta, bool deep) {
+  const std::size_t size = layout_usable(cls);
+  char *p = nullptr, *q = nullptr, *r = nullptr;
+  for (std::size_t i = 0; i < 4 * ClassBlocks::kMaxSlots && q == nullptr; ++i) {
+    auto *m = static_cast<char *>(vam_malloc(size));
+    const Block *b = ClassBlocks::block(m);
+    // Bumped out of the front, with room for q and r, nothing on its list
+    // and nothing hot before it.
+    if (b != class_front(t_heap, cls) || class_hot_list(t_heap, cls) != 0 || free_list_has(b->free) ||
+        m + b->size != b->bump || b->bump + 2 * b->size > b->end)
+      continue;
+    p = m;
+    q = static_cast<char *>(vam_malloc(size));
+    r = static_cast<char *>(vam_malloc(size));
+    if (q != p + b->size || r != q + b->size) return kSetUpFailed;
+  }
+  if (q == nullptr) return kSetUpFailed;
+  if (deep) vam_free(r);
+  vam_free(q);
+  p[ClassBlocks::block(p)->size] ^= static_cast<char>(delta);  // one byte past p: q's first
+  // Enough mallocs to reach q behind whatever the class's hot list holds.
+  for (unsigned i = 0; i < 12; ++i) {
+    void *m = vam_malloc(size);
+    if (!slot_start_of_class(m, cls)) return kOutsideASlot;
+    if (m == p || (!deep && m == r)) return kHandedOutTwice;
+  }
+  return 0;
+}
+
+TEST(VamMisuse, OneByteOverflowIntoAFreedLinkNeverHandsOutAPointerOutsideASlotForEveryClass) {
+  // Every 16-byte-aligned change of the low byte (a header address, when the
+  // link is the list's end) and a few others.
+  const unsigned deltas[] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0,
+                             0xb0, 0xc0, 0xd0, 0xe0, 0xf0, 0x01, 0x08, 0x18, 0x88, 0xff};
+  int caught = 0;
+  for (bool deep : {false, true})
+    for (unsigned c = 0; c < g_layout.classes; ++c)
+      for (unsigned d : deltas) {
+        const Outcome o = in_child([c, d, deep] { return overflow_into_freed_link(c, d, deep); });
+        if (o.aborted()) {
+          ++caught;
+          ASSERT_NE(o.err.find("vam: malloc(): heap corruption near 0x"), std::string::npos) << o.err;
+          ASSERT_NE(o.err.find("(overflow?)"), std::string::npos) << o.err;
+          continue;
+        }
+        // A link to the list's end changed in its low byte points into the
+        // segment's header, never at a slot: always caught. A link to an
+        // object may be changed into another slot's start, which no check
+        // of the link against its block can tell from a free slot: then the
+        // mallocs must still return slot starts of the class.
+        ASSERT_TRUE(deep && o.code() == 0) << "class " << c << " size " << layout_usable(c) << " delta " << d
+                                           << (deep ? " (link to an object)" : " (link to the list's end)")
+                                           << ": " << describe(o);
+      }
+  EXPECT_GE(caught, static_cast<int>(g_layout.classes * std::size(deltas)));
+}
+
+// ---- 2. Messages that name the cause ---------------------------------------
+
+// A large double free after a backward merge only: the chunk's stale tags
+// lie inside its free predecessor.
+int large_double_free_after_backward_merge(std::size_t n) {
+  g_layout.large_quick = 0;
+  char *a = nullptr, *v = nullptr, *b = nullptr;
+  for (int tries = 0; tries < 8 && b == nullptr; ++tries) {
+    a = static_cast<char *>(vam_malloc(n));
+    v = static_cast<char *>(vam_malloc(n));
+    b = static_cast<char *>(vam_malloc(n));
+    const std::size_t c = LargeHeap::usable(a) + kChunkHeader;
+    if (v != a + c || b != v + c) b = nullptr;
+  }
+  if (b == nullptr) return kSetUpFailed;
+  vam_free(a);
+  vam_free(v);
+  vam_free(v);
+  return 0;
+}
+
+// Large requests in the geometry in force (VAM_PAGE_MAX may reach 8 KiB).
+std::vector<std::size_t> some_large_sizes() {
+  return {g_layout.page_max + 2000, g_layout.page_max + 20000, std::size_t{200000}};
+}
+
+TEST(VamMisuse, LargeDoubleFreeAfterABackwardMergeSaysDoubleFree) {
+  for (std::size_t n : some_large_sizes()) {
+    const Outcome o = in_child([n] { return large_double_free_after_backward_merge(n); });
+    ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
+        << n << " bytes: " << describe(o);
+  }
+}
+
+// One byte written past a large object lands in its successor's tag (the
+// size of the chunk before it): freeing either object says so.
+int overflow_into_large_tag(std::size_t n, bool free_the_next) {
+  auto *a = static_cast<char *>(vam_malloc(n));
+  auto *b = static_cast<char *>(vam_malloc(n));
+  vam_malloc(n);
+  if (b != a + LargeHeap::usable(a) + kChunkHeader) return kSetUpFailed;
+  a[LargeHeap::usable(a)] ^= 0x30;
+  vam_free(free_the_next ? b : a);
+  return 0;
+}
+
+TEST(VamMisuse, OverflowIntoALargeNeighboursTagSaysHeapCorruption) {
+  for (bool next : {false, true})
+    for (std::size_t n : some_large_sizes()) {
+      const Outcome o = in_child([n, next] { return overflow_into_large_tag(n, next); });
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): heap corruption near 0x") != std::string::npos &&
+                  o.err.find("(overflow?)") != std::string::npos)
+          << n << " bytes, free of the " << (next ? "next" : "overflowing") << " object: " << describe(o);
+    }
+}
+
+// An interior pointer of a live large object is still an invalid pointer.
+TEST(VamMisuse, InteriorPointerOfALiveLargeObjectStillSaysInvalidPointer) {
+  const Outcome o = in_child([] {
+    const std::size_t n = g_layout.page_max + 2000;
+    auto *a = static_cast<char *>(vam_malloc(n));
+    memset(a, 0, n);
+    vam_free(a + 1024);
+    return 0;
+  });
+  EXPECT_TRUE(o.aborted() && o.err.find("vam: free(): invalid pointer (not the start of a large object)") !=
+                                 std::string::npos)
+      << describe(o);
+}
+
+}  // namespace
