@@ -24,12 +24,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+
+#include "library_shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -47,15 +44,8 @@ static void *(*real_copy)(size_t, const void *);
 static __thread int t_depth __attribute__((tls_model("initial-exec")));
 static __thread void *t_from_malloc __attribute__((tls_model("initial-exec")));
 
-static void die(const char *msg) {
-  (void)!write(2, msg, strlen(msg));
-  _exit(127);
-}
-
 static void *next(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  if (!f) die("liballoclab_gslice.so: libglib-2.0 is not loaded in this program\n");
-  return f;
+  return shim_next(name, "liballoclab_gslice.so: libglib-2.0 is not loaded in this program\n");
 }
 
 EXPORT void *malloc(size_t n) {
@@ -114,8 +104,5 @@ __attribute__((destructor)) static void gslice_count_fini(void) {
   const int n = snprintf(line, sizeof line, "gslice: pid=%d slab_ops=%llu malloc_ops=%llu\n", (int)getpid(),
                          __atomic_load_n(&g_slab_ops, __ATOMIC_RELAXED),
                          __atomic_load_n(&g_malloc_ops, __ATOMIC_RELAXED));
-  const char *log = getenv("ALLOCLAB_GSLICE_LOG");
-  const int fd = log && *log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : 2;
-  if (fd >= 0 && n > 0) (void)!write(fd, line, (size_t)n);
-  if (fd > 2) close(fd);
+  shim_log("ALLOCLAB_GSLICE_LOG", line, n);
 }
