@@ -67,8 +67,8 @@ def FLOAT():
     return _column(float)
 
 
-def OPT_INT():
-    return _column(_opt(int))
+def OPT_INT(missing=_REQUIRED):
+    return _column(_opt(int), missing=missing)
 
 
 def SECONDS():
@@ -80,7 +80,7 @@ def OPT_SECONDS(missing=_REQUIRED):
 
 
 def OPT_KB(missing=_REQUIRED):
-    return _column(_opt(int), missing=missing)
+    return OPT_INT(missing)
 
 
 def LEVEL():
@@ -166,6 +166,10 @@ class StudyRow(RunRow):
     variant: str = TEXT()                 # malloc | custom | reap | emulator | talloc | apr | pmr | real
     kind: str = TEXT()                    # per-class | region | hybrid | general | real
     origin: str = TEXT()                  # bundled | real
+    # How many requests the program's own allocator served, read from that allocator's own
+    # counter (experiments/study/counters.py): > 0 with it on, 0 with it off; None (empty) for
+    # programs without one, and in files written before the column.
+    custom_ops: int | None = OPT_INT(missing=None)
 
     @classmethod
     def of(cls, run: RunRow, **program) -> StudyRow:

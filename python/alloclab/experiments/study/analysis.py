@@ -21,6 +21,7 @@ from alloclab import LabError, stats
 from alloclab.core.results.findings import Findings
 from alloclab.core.results.profile import read_profile
 from alloclab.experiments import workloads
+from alloclab.experiments.study import counters
 from alloclab.experiments.study.verdicts import claims
 from alloclab.experiments.study.verdicts.data import StudyData, paired, per_repeat
 
@@ -153,7 +154,9 @@ def _general(d: StudyData, variants, allocs, advs, rss) -> list:
 
 
 def analyse(rows: list, extra: Extra, allocs: list, advs: list) -> Findings:
-    """The tables and verdicts of ROWS (StudyRow) and EXTRA; allocator names, levels as ints."""
+    """The tables and verdicts of ROWS (StudyRow) and EXTRA; allocator names, levels as ints.
+    A real pair that custom_ops does not show on and off is not judged (table unverified_pairs)."""
+    rows, unverified = counters.drop_unverified(rows)
     d = study_data(rows, extra)
     variants = _variants(rows)
     rss = _rss(rows)
@@ -164,7 +167,7 @@ def analyse(rows: list, extra: Extra, allocs: list, advs: list) -> Findings:
               "rq1": _rq1(d, allocs, advs), "rq2": _rq2(d, variants, allocs), "rq3": _rq3(d, allocs, advs),
               "like": like, "emulator": emu, "general": _general(d, variants, allocs, advs, rss),
               "general_summary": general_summary(d, programs, allocs, advs),
-              "alloc_stats": extra.profiles or {}}
+              "alloc_stats": extra.profiles or {}, "unverified_pairs": unverified}
     return Findings(tables, claims.evaluate(d))
 
 

@@ -37,7 +37,7 @@ from alloclab.experiments.ablation import plan as ablation_plan
 from alloclab.experiments.ablation import run as ablation_run
 from alloclab.experiments.compare.plan import ComparePlan
 from alloclab.experiments.compare.run import run_matrix
-from alloclab.experiments.study import analysis, instruments
+from alloclab.experiments.study import analysis, counters, instruments
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
 from alloclab.measure import profile as profiling
@@ -89,8 +89,21 @@ def _note_matrix(p: Plan, prog: Program, summary) -> None:
         p.notes.append(f"{prog.name}: stdout differed between runs")
 
 
+def _custom_ops(p: Plan, prog: Program, timeout: float) -> int | None:
+    """How many requests PROG's own allocator served, from its counted run; None for a program
+    without an allocator of its own, or (with a note) when the count could not be read."""
+    if prog.counted is None:
+        return None
+    try:
+        return counters.count(prog, timeout)
+    except LabError as e:
+        p.notes.append(f"{prog.name}: custom_ops not read ({e})")
+        return None
+
+
 def _run_program(p: Plan, prog: Program, profile_path, timeout, progress, writer, rows) -> bool:
     """One program's matrix into ROWS and the study's CSV; False when it could not run."""
+    ops = _custom_ops(p, prog, timeout)
     cp = _matrix(p, prog, profile_path, timeout)
     try:
         summary = run_matrix(cp, progress=progress)
@@ -99,7 +112,7 @@ def _run_program(p: Plan, prog: Program, profile_path, timeout, progress, writer
         return False
     for r in read_rows(os.path.join(cp.outdir, RESULTS)):
         row = StudyRow.of(r, program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
-                          origin=prog.origin)
+                          origin=prog.origin, custom_ops=ops)
         rows.append(row)
         writer.write(row)
     if summary.meta.interrupted:
@@ -131,7 +144,15 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
                 say(f"== study [{done}/{len(p.programs)}] {prog.name}")
                 _run_program(p, prog, profile_path, timeout, progress, writer, rows)
                 f.flush()
+            _note_output(p, workload, rows)
     return rows
+
+
+def _note_output(p: Plan, workload: str, rows: list) -> None:
+    """A real program prints the same with its own allocator and without: a note when not."""
+    shas = {r.stdout_sha256 for r in rows if r.workload == workload and r.origin == "real" and r.ok}
+    if len(shas) > 1:
+        p.notes.append(f"{workload}: its output differed between its variants (custom and naive)")
 
 
 def read_results(outdir: str) -> list[StudyRow]:
@@ -207,6 +228,9 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
             rows = []
     extra.profiles = analysis.collect_profiles(p.outdir)
     findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs])
+    for w in findings.tables.get("unverified_pairs", []):
+        say(f"warning: {w}")
+        p.notes.append(w)
     load = watch.stop()
     say(f"machine: {load.words()}")
     findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)
