@@ -5,17 +5,21 @@
 #   make test     build release, asan and tsan presets, run every test (ctest + pytest)
 #   make bench    run the Google Benchmark programs, write out/bench/*.json
 #   make study    run the study (./alloclab study), report in out/study/
+#   make real     build the real programs Debian ships without their allocator (scripts/real-programs)
 #   make install PREFIX=/usr/local
 
 PREFIX ?= /usr/local
 PYTEST  = .venv/bin/python -m pytest
 
-.PHONY: all bootstrap build build-asan build-tsan test test-release test-asan test-tsan test-python bench study install clean
+.PHONY: all bootstrap real build build-asan build-tsan test test-release test-asan test-tsan test-python bench study install clean
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap --quiet
+
+real: bootstrap
+	@scripts/real-programs --quiet || echo "make: the study will leave out what scripts/real-programs could not build"
 
 build: bootstrap
 	@cmake --preset release >/dev/null
@@ -41,7 +45,7 @@ build-tsan: bootstrap
 test-tsan: build-tsan
 	ctest --preset tsan
 
-test-python: build
+test-python: build real
 	@if [ -d tests/python ]; then $(PYTEST) -q tests/python; else echo "no python tests yet"; fi
 
 bench: build
@@ -54,7 +58,7 @@ bench: build
 	done
 	@scripts/bench_ratios out/bench/bench_reap.json
 
-study: build
+study: build real
 	./alloclab study $(STUDY_ARGS)
 
 install: build

@@ -25,8 +25,6 @@
 #define _GNU_SOURCE
 #endif
 #include <apr_pools.h>
-#include <dlfcn.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -35,6 +33,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "library_shim.h"
 
 #undef apr_pcalloc  /* the header's macro over apr_palloc: the function is defined here */
 
@@ -51,20 +51,13 @@ static void (*real_clear)(apr_pool_t *);
 static void (*real_destroy)(apr_pool_t *);
 static apr_status_t (*real_create_ex)(apr_pool_t **, apr_pool_t *, apr_abortfunc_t, apr_allocator_t *);
 
-static void die(const char *msg) {
-  (void)!write(2, msg, strlen(msg));
-  _exit(127);
-}
-
 static void *next(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  if (!f) die("liballoclab_apr.so: libapr-1 is not loaded in this program\n");
-  return f;
+  return shim_next(name, "liballoclab_apr.so: libapr-1 is not loaded in this program\n");
 }
 
 static void *map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) die("liballoclab_apr.so: out of memory for its records\n");
+  if (p == MAP_FAILED) shim_die("liballoclab_apr.so: out of memory for its records\n");
   return p;
 }
 
@@ -347,7 +340,7 @@ __attribute__((constructor)) static void apr_shim_init(void) {
   if (mode && strcmp(mode, "emulate") == 0) {
     g_emulate = 1;
   } else if (mode && *mode && strcmp(mode, "count") != 0) {
-    die("liballoclab_apr.so: ALLOCLAB_APR must be count or emulate\n");
+    shim_die("liballoclab_apr.so: ALLOCLAB_APR must be count or emulate\n");
   }
   real_palloc = next("apr_palloc");
   real_pcalloc = next("apr_pcalloc");
@@ -361,8 +354,5 @@ __attribute__((destructor)) static void apr_shim_fini(void) {
   char line[160];
   const int n = snprintf(line, sizeof line, "apr: pid=%d pool_ops=%llu malloc_ops=%llu\n", (int)getpid(),
                          __atomic_load_n(&g_pool_ops, __ATOMIC_RELAXED), g_malloc_ops);
-  const char *log = getenv("ALLOCLAB_APR_LOG");
-  const int fd = log && *log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : 2;
-  if (fd >= 0 && n > 0) (void)!write(fd, line, (size_t)n);
-  if (fd > 2) close(fd);
+  shim_log("ALLOCLAB_APR_LOG", line, n);
 }

@@ -149,7 +149,7 @@ def make_row(row_type=None, **fields):
             "program_s": 1.0, "program_inproc_s": None, "started_utc": "2026-01-01T00:00:00Z",
             "program_cpu_s": None, "private_dirty_kb": None, "lazyfree_kb": None, "anon_huge_kb": None}
     if row_type is not None and row_type is not RunRow:
-        base.update(program="p", workload="w", variant="malloc", kind="general", origin="bundled", stage=0)
+        base.update(program="p", workload="w", variant="malloc", kind="general", origin="bundled", stage=0, custom_ops=None)
     base.update(fields)
     if "adv" in fields:
         base["adv"] = Level.of(int(fields["adv"]))

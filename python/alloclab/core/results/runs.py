@@ -67,8 +67,8 @@ def FLOAT():
     return _column(float)
 
 
-def OPT_INT():
-    return _column(_opt(int))
+def OPT_INT(missing=_REQUIRED):
+    return _column(_opt(int), missing=missing)
 
 
 def SECONDS():
@@ -80,7 +80,7 @@ def OPT_SECONDS(missing=_REQUIRED):
 
 
 def OPT_KB(missing=_REQUIRED):
-    return _column(_opt(int), missing=missing)
+    return OPT_INT(missing)
 
 
 def LEVEL():
@@ -169,6 +169,10 @@ class StudyRow(RunRow):
     # 0: the study's own rounds; k: the k-th stage of repeats added for the claims those rounds
     # left unsettled (files written before the column read 0)
     stage: int = _column(int, missing=0)
+    # How many requests the program's own allocator served, read from that allocator's own
+    # counter (experiments/study/counters.py): > 0 with it on, 0 with it off; None (empty) for
+    # programs without one, and in files written before the column.
+    custom_ops: int | None = OPT_INT(missing=None)
 
     @classmethod
     def of(cls, run: RunRow, **program) -> StudyRow:

@@ -22,6 +22,7 @@ from alloclab import LabError, stats
 from alloclab.core.results.findings import Findings
 from alloclab.core.results.profile import read_profile
 from alloclab.experiments import workloads
+from alloclab.experiments.study import counters
 from alloclab.experiments.study.verdicts import claims
 from alloclab.experiments.study.verdicts.data import StudyData, paired, per_repeat
 
@@ -165,6 +166,7 @@ def analyse(rows: list, extra: Extra, allocs: list, advs: list, looks: int = 1) 
     """The tables and verdicts of ROWS (StudyRow) and EXTRA; allocator names, levels as ints; LOOKS:
     the most staged looks the study could take (the level of each is corrected for them). The
     tables are the study's own rounds; the staged repeats only judge the claims they were run for."""
+    rows, unverified = counters.drop_unverified(rows)
     d = study_data(rows, extra)
     variants = _variants(rows)
     rss = _rss(rows)
@@ -175,7 +177,7 @@ def analyse(rows: list, extra: Extra, allocs: list, advs: list, looks: int = 1) 
               "rq1": _rq1(d, allocs, advs), "rq2": _rq2(d, variants, allocs), "rq3": _rq3(d, allocs, advs),
               "like": like, "emulator": emu, "general": _general(d, variants, allocs, advs, rss),
               "general_summary": general_summary(d, programs, allocs, advs),
-              "alloc_stats": extra.profiles or {}}
+              "alloc_stats": extra.profiles or {}, "unverified_pairs": unverified}
     return Findings(tables, claims.evaluate(d, staged=staged_data(rows, extra), looks=looks))
 
 

@@ -98,8 +98,10 @@ def _note_matrix(p: Plan, prog: Program, summary) -> None:
         p.notes.append(f"{prog.name}: stdout differed between runs")
 
 
-def run_program(p: Plan, prog: Program, cp: StudyMatrix, progress, writer, rows, stage: int = 0) -> bool:
-    """One program's matrix CP into ROWS and the study's CSV; False when it could not run."""
+def run_program(p: Plan, prog: Program, cp: StudyMatrix, progress, writer, rows, stage: int = 0,
+                ops: int | None = None) -> bool:
+    """One program's matrix CP into ROWS and the study's CSV; False when it could not run. OPS: the
+    requests the program's own allocator served in its counted run (custom_ops of every row)."""
     try:
         summary = run_matrix(cp, progress=progress)
     except LabError as e:
@@ -107,7 +109,7 @@ def run_program(p: Plan, prog: Program, cp: StudyMatrix, progress, writer, rows,
         return False
     for r in read_rows(os.path.join(cp.outdir, RESULTS)):
         row = StudyRow.of(r, program=prog.name, workload=prog.workload, variant=prog.variant, kind=prog.kind,
-                          origin=prog.origin, stage=stage)
+                          origin=prog.origin, stage=stage, custom_ops=ops)
         rows.append(row)
         writer.write(row)
     if summary.meta.interrupted:

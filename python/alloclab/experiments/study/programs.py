@@ -1,15 +1,25 @@
 """The programs the study and the ablation run: the bundled workloads' variants are the
 catalog's (experiments/workloads.py); the real programs are Debian's (gcc, perl, CPython,
-SQLite, jq) on inputs generated here, deterministic, sized by a factor.
+Subversion, GStreamer, jq) and SQLite's shell built by scripts/real-programs, on inputs
+generated here, deterministic, sized by a factor.
 
-CPython and SQLite run twice: with their own small-object allocator (custom)
-and with it switched off (malloc), without recompiling.
+Four real programs run twice, with their own allocator (custom) and with it switched
+off (the naive variant), without recompiling; each names its allocator, what kind of
+allocator it is, and how a counted run reads how many requests it served (`Counted`,
+read by experiments/study/counters.py into results.csv's custom_ops):
+
+    program      its allocator  kind                           naive variant
+    sqlite3      lookaside      per-class (fixed-size slots)   malloc: -lookaside 0 0
+    python3      pymalloc       small-object general-purpose   malloc: PYTHONMALLOC=malloc
+    svn          APR pools      region                         emulator: the 2002 region emulator
+    gst-launch   GSlice         small-object general-purpose   malloc: G_SLICE=always-malloc
 
 API::
 
-    Program                                       # one command the study times
+    Program, Counted                              # one command the study times; its counted run
     real_programs(outdir, size, notes) -> list[Program]
     jq_program(outdir, size) -> Program | None
+    real_dir() -> str                             # where scripts/real-programs builds
 """
 
 from __future__ import annotations
@@ -17,6 +27,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
+
+from alloclab import LabError
+from alloclab.core import paths
+from alloclab.experiments.study import svnrepo
+
+# What a real program's own allocator is (Program.own_kind), for the rules that take
+# allocators of one kind: pymalloc and GSlice serve small requests of any size for every
+# type of object, so they are not per-class allocators.
+PER_CLASS = "per-class"
+REGION = "region"
+SMALL_GENERAL = "small-object general-purpose"
+
+
+@dataclasses.dataclass
+class Counted:
+    """An untimed run of the same work that reads how many requests the program's own
+    allocator served from that allocator's own counter (experiments/study/counters.py)."""
+    how: str           # lookaside | pymalloc | apr | gslice: which counter, how its output reads
+    cmd: list          # the counted run
+    log: str = ""      # the file the counter appends to ("" = the run's standard output)
 
 
 @dataclasses.dataclass
@@ -29,6 +60,9 @@ class Program:
     origin: str = "bundled"   # bundled | real
     clean_only: bool = False  # Adv_0 on glibc only (the 2002 comparisons)
     partial: bool = False
+    own_allocator: str = ""   # a real program's own allocator: lookaside | pymalloc | APR pools | GSlice
+    own_kind: str = ""        # what it is: PER_CLASS | REGION | SMALL_GENERAL
+    counted: Counted | None = None  # how custom_ops is read; None: the program has no allocator of its own
 
 
 def _write(path: str, text: str) -> str:
@@ -106,10 +140,124 @@ def _gen_sql(path: str, rows: int) -> str:
     return _write(path, "\n".join(out) + "\n")
 
 
+PY_COUNTED = """\
+import runpy, sys
+sys.argv = sys.argv[1:]
+kept = runpy.run_path(sys.argv[0], run_name="__main__")
+print("pymalloc blocks in use:", sys.getallocatedblocks())
+"""
+
+
+def real_dir() -> str:
+    """Where scripts/real-programs builds the programs it builds (SQLite's shell with
+    lookaside): $ALLOCLAB_REAL, else the checkout's build/real."""
+    return os.environ.get("ALLOCLAB_REAL") or os.path.join(paths.SOURCE_ROOT, "build", "real")
+
+
+def _python(inputs: str, size: float) -> list:
+    """CPython with pymalloc (custom) and PYTHONMALLOC=malloc; a counted run prints the blocks
+    pymalloc holds when the script has ended (its data still alive): a lower bound of the
+    requests it served, 0 when it is off."""
+    # the system's interpreter, not a wrapper script that would run under the allocator too
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else shutil.which("python3")
+    if not py:
+        return []
+    script = _write(os.path.join(inputs, "alloc_heavy.py"), PY_SCRIPT)
+    counted = _write(os.path.join(inputs, "pymalloc_counted.py"), PY_COUNTED)
+    arg = str(max(20000, int(160000 * size)))
+    out = []
+    for variant, env in (("malloc", ["PYTHONMALLOC=malloc"]), ("custom", ["-u", "PYTHONMALLOC"])):
+        out.append(Program(f"python3/{variant}", "python3", variant, "general", ["env", *env, py, script, arg],
+                           origin="real", own_allocator="pymalloc", own_kind=SMALL_GENERAL,
+                           counted=Counted("pymalloc", ["env", *env, py, counted, script, arg])))
+    return out
+
+
+def _sqlite(inputs: str, size: float, notes: list) -> list:
+    """SQLite's shell (built with lookaside by scripts/real-programs; Debian's has none) with
+    its lookaside (custom) and with `-lookaside 0 0`; a counted run ends with `.stats`, whose
+    "Successful lookaside attempts" is sqlite3_db_status(SQLITE_DBSTATUS_LOOKASIDE_HIT)."""
+    sqlite = os.path.join(real_dir(), "sqlite3", "sqlite3")
+    if not os.access(sqlite, os.X_OK):
+        notes.append(f"sqlite3 with lookaside is not built (scripts/real-programs builds {sqlite}): "
+                     "the SQL program was left out")
+        return []
+    sql = _gen_sql(os.path.join(inputs, "words.sql"), max(2000, int(40000 * size)))
+    out = []
+    for variant, opts in (("malloc", ["-lookaside", "0", "0"]), ("custom", [])):
+        cmd = [sqlite, "-batch", *opts, ":memory:", f".read {sql}"]
+        out.append(Program(f"sqlite3/{variant}", "sqlite3", variant, "per-class", cmd, origin="real",
+                           own_allocator="lookaside", own_kind=PER_CLASS,
+                           counted=Counted("lookaside", cmd + [".stats"])))
+    return out
+
+
+# Runs the program with the APR shim after whatever the runner preloads (the allocator,
+# the litter shim): ALLOCLAB_APR selects the pools (count) or the region emulator (emulate).
+APR_WRAP = 'export LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$0" ALLOCLAB_APR=$1 ALLOCLAB_APR_LOG=$2; shift 2; exec "$@"'
+
+
+def _svn(inputs: str, size: float, notes: list) -> list:
+    """Subversion reading a generated repository through file:// (`svn log -v --diff`): its
+    APR pools (custom, counted by liballoclab_apr.so) and the 2002 region emulator in their
+    place (emulator: one malloc per pool request, freed when the pool is cleared)."""
+    svn, shim = shutil.which("svn"), paths.find("liballoclab_apr.so")
+    if not svn or not shim:
+        notes.append("svn is not installed (Debian package subversion): the APR-pool program was left out" if not svn
+                     else "liballoclab_apr.so is not built (needs libapr1-dev): the APR-pool program was left out")
+        return []
+    try:
+        url = svnrepo.make_repo(os.path.join(inputs, "svnrepo"), max(20, int(60 * size)))
+    except LabError as e:
+        notes.append(f"svn: no repository ({e}): the APR-pool program was left out")
+        return []
+    conf = os.path.join(inputs, "svn-config")
+    os.makedirs(conf, exist_ok=True)
+    work = [svn, "log", "-v", "--diff", "--non-interactive", "--config-dir", conf, url]
+    log = os.path.join(inputs, "svn-apr.log")
+    out = []
+    for variant, mode in (("emulator", "emulate"), ("custom", "count")):
+        out.append(Program(f"svn/{variant}", "svn", variant, "region",
+                           ["sh", "-c", APR_WRAP, shim, mode, os.devnull, *work], origin="real",
+                           own_allocator="APR pools", own_kind=REGION,
+                           counted=Counted("apr", ["sh", "-c", APR_WRAP, shim, mode, log, *work], log)))
+    return out
+
+
+def _gstreamer(inputs: str, size: float, notes: list) -> list:
+    """GStreamer moving buffers through a pipeline (`gst-launch-1.0 fakesrc ! identity !
+    filesink`), with GLib's GSlice (custom; a slab allocator in GLib 2.74, a malloc wrapper from
+    2.76, where the counter shows 0) and with G_SLICE=always-malloc; liballoclab_gslice.so
+    counts the requests the slab served in a counted run."""
+    gst, shim = shutil.which("gst-launch-1.0"), paths.find("liballoclab_gslice.so")
+    if not gst or not shim:
+        notes.append("gst-launch-1.0 is not installed (Debian package gstreamer1.0-tools): "
+                     "the GSlice program was left out" if not gst
+                     else "liballoclab_gslice.so is not built (make): the GSlice program was left out")
+        return []
+    registry = ["GST_REGISTRY=" + os.path.join(inputs, "gst-registry.bin")]
+    # filesink writes through stdio: a write(2) per 4 KiB, not one per buffer as fdsink's
+    work = [gst, "-q", "fakesrc", f"num-buffers={max(5000, int(120000 * size))}", "sizetype=fixed", "sizemax=16",
+            "filltype=pattern-span", "!", "identity", "!", "filesink", "location=/dev/stdout"]
+    try:  # the plugin registry, made once here rather than in the first timed run
+        subprocess.run(["env", *registry, gst, "-q", "fakesrc", "num-buffers=1", "!", "fakesink"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        notes.append(f"gst-launch-1.0 does not run ({e}): the GSlice program was left out")
+        return []
+    log = os.path.join(inputs, "gslice.log")
+    counter = ["LD_PRELOAD=" + shim, "ALLOCLAB_GSLICE_LOG=" + log]
+    out = []
+    for variant, env in (("malloc", ["G_SLICE=always-malloc"]), ("custom", ["-u", "G_SLICE"])):
+        out.append(Program(f"gst-launch/{variant}", "gst-launch", variant, "general", ["env", *env, *registry, *work],
+                           origin="real", own_allocator="GSlice", own_kind=SMALL_GENERAL,
+                           counted=Counted("gslice", ["env", *env, *registry, *counter, *work], log)))
+    return out
+
+
 def real_programs(outdir: str, size: float, notes: list) -> list[Program]:
-    """Real programs from Debian packages, with inputs generated here. CPython
-    and SQLite run twice: with their own small-object allocator (custom) and
-    with it switched off (malloc), without recompiling."""
+    """Real programs, with inputs generated here; a program that is not installed (or not
+    built) is left out with a note. Four run twice, with their own allocator and without."""
     progs = []
     inputs = os.path.join(outdir, "inputs")
     gcc = shutil.which("gcc")
@@ -126,30 +274,11 @@ def real_programs(outdir: str, size: float, notes: list) -> list[Program]:
                              origin="real"))
     else:
         notes.append("perl is not installed: the text-processing program was left out")
-    # the system's interpreter, not a wrapper script that would run under the allocator too
-    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else shutil.which("python3")
-    if py:
-        script = _write(os.path.join(inputs, "alloc_heavy.py"), PY_SCRIPT)
-        arg = str(max(20000, int(160000 * size)))
-        # pymalloc (per-class: size-class pools of small objects) on and off
-        progs.append(Program("python3/malloc", "python3", "malloc", "per-class",
-                             ["env", "PYTHONMALLOC=malloc", py, script, arg], origin="real"))
-        progs.append(Program("python3/custom", "python3", "custom", "per-class",
-                             ["env", "-u", "PYTHONMALLOC", py, script, arg], origin="real"))
-    else:
+    python = _python(inputs, size)
+    if not python:
         notes.append("python3 is not installed: the interpreter program was left out")
-    sqlite = shutil.which("sqlite3")
-    if sqlite:
-        sql = _gen_sql(os.path.join(inputs, "words.sql"), max(2000, int(40000 * size)))
-        base = [sqlite, "-batch"]
-        tail = [":memory:", f".read {sql}"]
-        # lookaside (per-connection free lists of small objects) on and off
-        progs.append(Program("sqlite3/malloc", "sqlite3", "malloc", "per-class",
-                             base + ["-lookaside", "0", "0"] + tail, origin="real"))
-        progs.append(Program("sqlite3/custom", "sqlite3", "custom", "per-class", base + tail, origin="real"))
-    else:
-        notes.append("sqlite3 is not installed: the SQL program was left out")
-    return progs
+    return progs + python + _sqlite(inputs, size, notes) + _svn(inputs, size, notes) + \
+        _gstreamer(inputs, size, notes)
 
 
 JQ_FILTER = "group_by(.k) | map({k: .[0].k, n: length, s: (map(.v) | add), t: (map(.w) | join(\",\"))})"

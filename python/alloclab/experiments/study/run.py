@@ -33,7 +33,7 @@ from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
 from alloclab.experiments.ablation import plan as ablation_plan
 from alloclab.experiments.ablation import run as ablation_run
-from alloclab.experiments.study import analysis, instruments, stages
+from alloclab.experiments.study import analysis, counters, instruments, stages
 from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, run_program, slug
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
@@ -56,6 +56,18 @@ def profile_workload(naive: Program, outdir: str, timeout: float, say) -> str:
     return path
 
 
+def _custom_ops(p: Plan, prog: Program, timeout: float) -> int | None:
+    """How many requests PROG's own allocator served, from its counted run; None for a program
+    without an allocator of its own, or (with a note) when the count could not be read."""
+    if prog.counted is None:
+        return None
+    try:
+        return counters.count(prog, timeout)
+    except LabError as e:
+        p.notes.append(f"{prog.name}: custom_ops not read ({e})")
+        return None
+
+
 def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
     """Profile each program once, run the matrix of every variant with that
     profile, and append every run to DIR/results.csv as it ends."""
@@ -76,10 +88,19 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
             for prog in progs:
                 done += 1
                 say(f"== study [{done}/{len(p.programs)}] {prog.name}")
-                run_program(p, prog, matrix_plan(p, prog, profile_path, timeout), progress, writer, rows)
+                run_program(p, prog, matrix_plan(p, prog, profile_path, timeout), progress, writer, rows,
+                            ops=_custom_ops(p, prog, timeout))
                 f.flush()
+            _note_output(p, workload, rows)
         p.staged = stages.run_stages(p, rows, progress, writer, f, timeout)
     return rows
+
+
+def _note_output(p: Plan, workload: str, rows: list) -> None:
+    """A real program prints the same with its own allocator and without: a note when not."""
+    shas = {r.stdout_sha256 for r in rows if r.workload == workload and r.origin == "real" and r.ok}
+    if len(shas) > 1:
+        p.notes.append(f"{workload}: its output differed between its variants (custom and naive)")
 
 
 def read_results(outdir: str) -> list[StudyRow]:
@@ -159,6 +180,9 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
             rows = []
     extra.profiles = analysis.collect_profiles(p.outdir)
     findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs], looks=p.looks)
+    for w in findings.tables.get("unverified_pairs", []):
+        say(f"warning: {w}")
+        p.notes.append(w)
     load = watch.stop()
     say(f"machine: {load.words()}")
     findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)

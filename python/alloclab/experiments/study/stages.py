@@ -93,7 +93,8 @@ def run_stages(p: Plan, rows: list, progress, writer, f, timeout: float) -> dict
             prof = os.path.join(p.outdir, "profiles", f"{slug(q.workload)}.json")
             cp = matrix_plan(p, q, prof if os.path.exists(prof) else None, timeout, only=sorted(cells), runs=runs,
                              seed=p.seed + k * SEED_STEP, sub=f"stage{k}")
-            run_program(p, q, cp, progress, writer, rows, stage=k)
+            ops = next((r.custom_ops for r in rows if r.program == q.name), None)  # its counted run's
+            run_program(p, q, cp, progress, writer, rows, stage=k, ops=ops)
             f.flush()
         spent += time.monotonic() - start
         ran.append({"stage": k, "claims": sorted(need), "programs": sorted(wanted), "runs": runs,

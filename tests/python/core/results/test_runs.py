@@ -53,7 +53,7 @@ def test_the_columns_are_the_documented_ones_in_their_order(tmp_path):
     assert columns()[:4] == ["format_version", "run", "allocator", "adv"]
     assert columns()[-5:] == ["started_utc", "program_cpu_s", "private_dirty_kb", "lazyfree_kb", "anon_huge_kb"]
     assert columns(StudyRow)[:6] == ["format_version", "program", "workload", "variant", "kind", "origin"]
-    assert columns(StudyRow)[6:] == columns()[1:] + ["stage"]
+    assert columns(StudyRow)[6:] == columns()[1:] + ["stage", "custom_ops"]
     path = tmp_path / "results.csv"
     _write(path, [make_row(wall_s=1.5, seed=None, program_inproc_s=None)])
     with open(path, newline="") as f:
@@ -102,3 +102,28 @@ def test_a_study_file_from_before_the_stages_reads_stage_0(tmp_path):
         w.writeheader()
         w.writerow(cells)
     assert read_rows(str(path), StudyRow)[0].stage == 0
+
+
+def test_custom_ops_reads_back_and_is_empty_in_a_study_file_from_before_it(tmp_path):
+    """custom_ops, added within version 1: written and read back (0 is not empty), and a
+    study file without the column reads it as None."""
+    rows = [make_row(StudyRow, program="svn/custom", workload="svn", variant="custom", origin="real",
+                     custom_ops=332293),
+            make_row(StudyRow, run=2, program="svn/emulator", workload="svn", variant="emulator", origin="real",
+                     custom_ops=0),
+            make_row(StudyRow, run=3, program="gcc", workload="gcc", variant="real", origin="real")]
+    path = tmp_path / "results.csv"
+    _write(path, rows, StudyRow)
+    with open(path, newline="") as f:
+        cells = list(csv.DictReader(f))
+    assert [c["custom_ops"] for c in cells] == ["332293", "0", ""]
+    back = read_rows(str(path), StudyRow)
+    assert back == rows and [r.custom_ops for r in back] == [332293, 0, None]
+    old = tmp_path / "old.csv"
+    with open(old, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[c for c in columns(StudyRow) if c != "custom_ops"])
+        w.writeheader()
+        for c in cells:
+            del c["custom_ops"]
+            w.writerow(c)
+    assert [r.custom_ops for r in read_rows(str(old), StudyRow)] == [None, None, None]

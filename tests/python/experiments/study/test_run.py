@@ -86,8 +86,9 @@ def test_every_catalog_variant_and_the_real_programs_ran(quick_study):
         for v in workloads.accepted_variants(w.name):
             if v in ("malloc", "custom", "reap"):
                 assert (w.name, v) in seen, (w.name, v)
-    for prog in ("python3", "sqlite3"):
-        assert {(prog, "custom"), (prog, "malloc")} <= seen
+    for prog, naive in (("python3", "malloc"), ("sqlite3", "malloc"), ("svn", "emulator"),
+                        ("gst-launch", "malloc")):
+        assert {(prog, "custom"), (prog, naive)} <= seen
     kinds = {r["workload"]: r["kind"] for r in rows}
     assert kinds["mempool_iter"] == "hybrid" and kinds["xalloc_parser"] == "hybrid"
     bad = [r for r in rows if r["status"] != "ok"]
@@ -100,6 +101,20 @@ def test_every_catalog_variant_and_the_real_programs_ran(quick_study):
     assert {r["program"] for r in twins} == {r["program"] for r in rows if r["adv"] == "3"}
     assert all(r["program_cpu_s"] for r in rows if r["status"] == "ok")
     assert all(r["program_inproc_s"] for r in rows if r["workload"] != "gcc")
+
+
+def test_custom_ops_shows_each_real_allocator_on_and_off(quick_study):
+    """Every row of a real program's custom variant counts the requests its own allocator served
+    (> 0), every row of its naive variant counts 0, and programs without one leave it empty."""
+    _, _, rows = quick_study
+    ops = {}
+    for r in rows:
+        ops.setdefault((r["workload"], r["variant"]), set()).add(r["custom_ops"])
+    for w in ("python3", "sqlite3", "svn", "gst-launch"):
+        custom = ops[(w, "custom")]
+        naive = ops[(w, "emulator" if w == "svn" else "malloc")]
+        assert all(v and int(v) > 0 for v in custom) and naive == {"0"}, (w, custom, naive)
+    assert ops[("gcc", "real")] == {""} and ops[("interp", "custom")] == {""}
 
 
 def test_verdicts_have_the_schema_and_rq3_covers_the_hybrids(quick_study):

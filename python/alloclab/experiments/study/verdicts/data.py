@@ -153,10 +153,12 @@ def geo_effect(effects: list) -> float:
 
 
 def best_allocator(d: StudyData, workloads, variant="malloc") -> str | None:
-    """The allocator whose naive runs are fastest (geometric mean over workloads, Adv_0); d.best
-    when the study's first rounds fixed it (a staged look judges on the allocator they chose)."""
+    """The allocator whose naive runs are fastest (geometric mean over the workloads that have
+    VARIANT, Adv_0: a real program's naive variant may be another, svn's emulator); d.best when
+    the study's first rounds fixed it (a staged look judges on the allocator they chose)."""
     if d.best:
         return d.best
+    workloads = [w for w in workloads if any(d.times(w, variant, a, 0) for a in d.allocators())]
     best, best_t = None, None
     for a in d.allocators():
         ts = [stats.median(d.times(w, variant, a, 0).values()) for w in workloads]
