@@ -8,9 +8,11 @@ other program is missing).
 import json
 import math
 import os
+import runpy
 import shutil
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -23,13 +25,8 @@ LIBVAM = os.path.join(BUILD, "src", "vam", "libvam.so")
 
 
 def _bench_module():
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader("bench_corpus", BENCH)
-    spec = importlib.util.spec_from_loader("bench_corpus", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    """The script's definitions (run as a module that is not __main__: nothing runs)."""
+    return types.SimpleNamespace(**runpy.run_path(BENCH, run_name="bench_corpus"))
 
 
 def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
