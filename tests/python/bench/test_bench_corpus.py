@@ -1,0 +1,108 @@
+"""bench/corpus: real Debian programs timed under each allocator through `alloclab compare`.
+
+The bench takes libvam from build/release (or $ALLOCLAB_BENCH_BUILD); programs from /usr/bin and
+/bin, or the directories in $ALLOCLAB_CORPUS_PATH (here: a directory holding only sort, so that every
+other program is missing).
+"""
+
+import json
+import math
+import os
+import runpy
+import shutil
+import subprocess
+import sys
+import types
+
+import pytest
+
+from alloclab import stats
+from alloclab.core import allocators
+
+from conftest import ROOT  # noqa: E402
+BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
+BENCH = os.path.join(ROOT, "bench", "corpus")
+LIBVAM = os.path.join(BUILD, "src", "vam", "libvam.so")
+
+
+def _bench_module():
+    """The script's definitions (run as a module that is not __main__: nothing runs)."""
+    return types.SimpleNamespace(**runpy.run_path(BENCH, run_name="bench_corpus"))
+
+
+def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
+    if not os.path.exists(LIBVAM):
+        pytest.fail(f"{LIBVAM} is not built (cmake --build {BUILD})")
+    only = tmp_path / "bin"
+    only.mkdir()
+    os.symlink(shutil.which("sort", path="/usr/bin:/bin"), only / "sort")
+    out = tmp_path / "out"
+    env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD, ALLOCLAB_CORPUS_PATH=str(only))
+    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--rounds", "1", "--programs", "sort,jq,lua5.4",
+                         "-o", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    doc = json.loads((out / "corpus.json").read_text())
+    # every allocator found, glibc (the baseline) first; vam from the build tree
+    names = list(doc["allocators"])
+    assert names[0] == "glibc" and doc["allocators"]["vam"]["path"] == LIBVAM
+    assert names == [a.name for a in allocators.available()]
+    # the missing programs: named with their package, no row, no number
+    assert set(doc["skipped"]) == {"jq", "lua5.4"}
+    assert "not installed (Debian package jq)" in doc["skipped"]["jq"]
+    assert "skipping jq" in cp.stderr and "skipping lua5.4" in cp.stderr
+    assert set(doc["programs"]) == {"sort"} and doc["problems"] == []
+    md = (out / "corpus.md").read_text()
+    assert "Skipped: jq (" in md and "lua5.4 (" in md
+    rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| program")]
+    assert [r.split("|")[1].strip() for r in rows] == ["sort"]
+    # the row is the compare's own runs: vam's time over glibc's in the one round
+    summary = json.loads((out / "runs" / "sort" / "summary.json").read_text())
+    assert summary["meta"]["cache_method"] == "off" and [a for _, a in summary["meta"]["cells"]] == [0] * len(names)
+    # a peer given by path is named after its file by compare (libtcmalloc_minimal.so.4): cells by order
+    t = [dict(c["program_s_runs"]) for c in summary["cells"]]
+    cells = [c.strip() for c in rows[0].split("|")[2:-1]]
+    assert cells[0] == f"{t[0][1]:.3f}"
+    for i, name in enumerate(names[1:], 1):  # one round: no interval to speak of
+        assert cells[i] == f"{t[i][1] / t[0][1]:.3f} [0.000–∞]", name
+
+
+def test_geometric_mean_row_is_paired_by_round():
+    mod = _bench_module()
+    results = {"a": {"glibc_s": 1.0, "per_round": {"vam": {1: 0.5, 2: 0.6, 3: 0.55}}},
+               "b": {"glibc_s": 2.0, "per_round": {"vam": {1: 2.0, 2: 1.5, 3: 1.8}}}}
+    md = mod.report(["a", "b"], ["glibc", "vam"], results, 3)
+    rows = {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[2:-1]] for r in md.splitlines()[2:]}
+    per_round = [math.sqrt(0.5 * 2.0), math.sqrt(0.6 * 1.5), math.sqrt(0.55 * 1.8)]
+    pr = stats.paired_ratio(per_round)
+    assert rows["geometric mean"][1] == f"{pr.geomean:.3f} [{pr.low:.3f}–{pr.high:.3f}]"
+    pa = stats.paired_ratio([0.5, 0.6, 0.55])
+    assert rows["a"] == ["1.000", f"{pa.geomean:.3f} [{pa.low:.3f}–{pa.high:.3f}]"]
+    assert pa.high < 1.0  # a clear lead shows as an interval below 1
+    # a program an allocator has no runs of has no number
+    results["b"]["per_round"] = {}
+    md = mod.report(["a", "b"], ["glibc", "vam"], results, 3)
+    assert "| b | 2.000 | – |" in md and "| geometric mean | – | – |" in md
+
+
+def test_corpus_rejects_unknown_programs_and_keeps_out_the_studys():
+    cp = subprocess.run([sys.executable, BENCH, "--programs", "jq,nope"], capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 2 and "nope" in cp.stderr
+    # the study judges vam on these; its tuning corpus must not hold them
+    mod = _bench_module()
+    assert not {"gcc", "perl", "python3", "sqlite3"} & {mod.EXE.get(p, p) for p in mod.PROGRAMS}
+
+
+@pytest.mark.parametrize("name", list(_bench_module().PROGRAMS))
+def test_each_programs_generated_input_is_work_not_an_error(name, tmp_path):
+    mod = _bench_module()
+    cmd, why = mod.prepare(name, "quick", str(tmp_path))
+    if cmd is None:
+        pytest.skip(f"{name} is not measured here (the bench skips it too): {why}")
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr[-2000:]
+    if name == "link-parser":
+        assert "0 errors." in cp.stdout + cp.stderr and "Bye." in cp.stdout
+    else:
+        assert cp.stdout.strip(), cp.stderr[-2000:]
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.stdout == cp.stdout  # the same input, the same output: compare checks it across allocators
