@@ -258,9 +258,9 @@ def tree_rss_kb(pid: int, itself: bool = True) -> int | None:
     """Resident KiB (statm's resident pages, as RSS counts them) of pid's descendants, and of pid
     itself unless `itself` is false (the launcher); None when nothing could be read."""
     page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
-    total, seen, todo = 0, False, [(pid, itself)]
-    while todo:
-        p, count = todo.pop()
+    total, seen, pending = 0, False, [(pid, itself)]
+    while pending:
+        p, count = pending.pop()
         if count:
             try:
                 with open(f"/proc/{p}/statm", encoding="ascii") as f:
@@ -268,7 +268,7 @@ def tree_rss_kb(pid: int, itself: bool = True) -> int | None:
                 seen = True
             except (OSError, ValueError, IndexError):
                 pass
-        todo += [(c, True) for c in _children(p)]
+        pending += [(c, True) for c in _children(p)]
     return total if seen else None
 
 
