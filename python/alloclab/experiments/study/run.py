@@ -27,7 +27,7 @@ import sys
 import time
 
 from alloclab import LabError
-from alloclab.core import machine
+from alloclab.core import machine, paths
 from alloclab.core.load import LoadWatch
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
@@ -137,8 +137,16 @@ def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
     return rows
 
 
-def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load) -> dict:
+def record(p: Plan, started: str) -> dict:
+    """The run record: what a reader needs to obtain this run again (the tree it was made from,
+    the command, when); the machine, its load and the allocators' versions are beside it in meta."""
+    return {**machine.source(paths.SOURCE_ROOT), "command": p.command or ["alloclab", "study", f"--{p.mode}"],
+            "started": started, "finished": machine.utc()}
+
+
+def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load, started: str) -> dict:
     return {
+        "record": record(p, started),
         "format_version": FORMAT.version, "mode": p.mode, "allocators": p.allocator_names,
         "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
         "advs": [int(lv) for lv in p.advs], "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale,
@@ -156,7 +164,7 @@ def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, loa
 
 def run_study(p: Plan, progress=sys.stderr) -> Findings:
     """Run the plan; its findings (tables, verdicts, meta), for outputs.write_outputs."""
-    start = time.monotonic()
+    start, started = time.monotonic(), machine.utc()
     watch = LoadWatch.start()  # what else the machine did while the study measured
     os.makedirs(p.outdir, exist_ok=True)
     say = _sayer(progress)
@@ -185,5 +193,5 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
         p.notes.append(w)
     load = watch.stop()
     say(f"machine: {load.words()}")
-    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)
+    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load, started)
     return findings
