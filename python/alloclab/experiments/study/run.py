@@ -74,6 +74,7 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
     say = _sayer(progress)
     rows: list = []
     littered = any(lv.littered for lv in p.advs)
+    started = time.monotonic()
     with open(os.path.join(p.outdir, RESULTS), "w", newline="") as f:
         writer = RowWriter(f, StudyRow)
         done = 0
@@ -92,7 +93,10 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
                             ops=_custom_ops(p, prog, timeout))
                 f.flush()
             _note_output(p, workload, rows)
+        p.phases["matrix"] = round(time.monotonic() - started, 1)
+        started = time.monotonic()
         p.staged = stages.run_stages(p, rows, progress, writer, f, timeout)
+        p.phases["stages"] = round(time.monotonic() - started, 1)
     return rows
 
 
@@ -125,13 +129,22 @@ def run_ablation(p: Plan, progress) -> str | None:
     return os.path.join("ablation", "ablation.json")
 
 
+def _timed(p: Plan, phase: str, fn, *args):
+    """fn(*args), its seconds kept in p.phases[PHASE] (meta.phases_s: where a study's time goes)."""
+    started = time.monotonic()
+    try:
+        return fn(*args)
+    finally:
+        p.phases[phase] = round(time.monotonic() - started, 1)
+
+
 def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
     say = _sayer(progress)
     rows = run_programs(p, progress)
-    extra.footprints = instruments.server_footprints(p)
-    extra.weights = instruments.weights(p, say)
-    extra.cache = instruments.locality(p, say)
-    extra.memory = instruments.memory_over_time(p, say)
+    extra.footprints = _timed(p, "server_footprint", instruments.server_footprints, p)
+    extra.weights = _timed(p, "weights", instruments.weights, p, say)
+    extra.cache = _timed(p, "cache", instruments.locality, p, say)
+    extra.memory = _timed(p, "memory", instruments.memory_over_time, p, say)
     if p.ablation:
         extra.ablation = run_ablation(p, progress)
     return rows
@@ -159,6 +172,7 @@ def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, loa
         "null": "each program's clean cell on glibc measured twice per round (the second as glibc~again): "
                 "the A/A ratio is each timed claim's null",
         "staged": p.staged,
+        "phases_s": p.phases,
     }
 
 
