@@ -82,6 +82,7 @@ def main(argv=None) -> int:
     try:
         parser = build_parser()
         ns = parser.parse_args(args)
+        ns.command_line = ["alloclab", *args]   # what the run records (the study's run record)
         with outputs.replacing(ns) as outcome:
             arguments.prepare_outputs(ns)
             outputs.mark(ns)

@@ -41,7 +41,9 @@ def _budget(text) -> float:
 
 
 def plan(ns) -> planning.Plan:
-    return planning.plan(ns.mode or "default", ns.allocators, ns.output, ns.runs, ns.ablation, ns.stage_budget)
+    p = planning.plan(ns.mode or "default", ns.allocators, ns.output, ns.runs, ns.ablation, ns.stage_budget)
+    p.command = list(getattr(ns, "command_line", None) or ["alloclab", "study"])
+    return p
 
 
 def run(p: planning.Plan) -> Findings:

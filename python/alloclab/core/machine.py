@@ -4,6 +4,7 @@ API::
 
     machine_info() -> dict     # hostname, kernel, machine, cpus, python, cpu, memory_kb
     utc() -> str               # now, "2026-01-01T00:00:00Z"
+    source(root) -> dict       # the tree a run was made from: commit, whether it had changes
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+
+from alloclab import __version__
+from alloclab.core import runner
 
 
 def machine_info() -> dict:
@@ -31,3 +35,18 @@ def machine_info() -> dict:
 
 def utc() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def source(root: str) -> dict:
+    """The alloclab that made a run: its version, and, from a git checkout, the commit and whether
+    tracked files differed from it (then the commit alone does not say what ran); an installed
+    package has no commit."""
+    out: dict = {"alloclab": __version__, "commit": None, "changed": None}
+    if not os.path.exists(os.path.join(root, ".git")):  # an installed package (inside a checkout or not)
+        return out
+    head = runner.output(["git", "-C", root, "rev-parse", "HEAD"])
+    if head:
+        out["commit"] = head.strip()
+        status = runner.output(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"])
+        out["changed"] = None if status is None else bool(status.strip())
+    return out

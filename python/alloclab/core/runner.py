@@ -18,6 +18,7 @@ API::
     child_env(preload=(), env=None, base=None, unset=(), behind=()) -> dict
     replace_process(cmd, *, env=None, behind=())   # exec in that environment (the `vam` command)
     run_prepare(command, timeout, what)      # a hook's shell command (--setup, --prepare, --cleanup)
+    output(cmd, cwd=None) -> str | None      # a short helper's standard output (git); None if it fails
     file_sha256(path) -> str
     STATUSES = ("ok", "failed", "timeout", "crashed")
 
@@ -349,6 +350,17 @@ def run(cmd, *, preload=(), env=None, timeout=None, stdout=None, stderr=None, cw
                          stdout_sha256=file_sha256(out_path) if stdout is None else None,
                          stderr_tail=_tail(err_path) if stderr is None else "", pid=proc.pid,
                          private_dirty_kb=dirty, lazyfree_kb=lazy, anon_huge_kb=huge, rss_series=series)
+
+
+def output(cmd: list, cwd: str | None = None, timeout: float = 20.0) -> str | None:
+    """The standard output of a short helper command that is not measured (git, to record the
+    tree a run was made from); None when it is missing, fails or takes longer than TIMEOUT."""
+    try:
+        r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=timeout,
+                           text=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout if r.returncode == 0 else None
 
 
 def run_prepare(command: str, timeout: float | None = None, what: str = "--prepare") -> None:

@@ -11,6 +11,8 @@ API::
     Format(what, version, reads=(version,), redo="run it again", upgrade="upgrade to read it", named=True)
     fmt.check(path, found, where=None)    # LabError unless found is a version fmt reads
     load_json(path, what)                 # any JSON file, with the lab's error messages
+    stored(path) / exists(path) / open_text(path)   # a result file as it is or kept compressed (PATH.gz)
+    compress(src, dest)                   # gzip with no name or time in it: same input, same bytes
     write_json(path, data, indent=2, atomic=True)   # atomically: a temporary file renamed over PATH
     fields_to_json(obj) / fields_from_json(cls, data)   # a result dataclass <-> a JSON object
 """
@@ -18,10 +20,13 @@ API::
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 
 from alloclab import LabError
+
+GZ = ".gz"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,14 +70,46 @@ def _versions(vs: tuple) -> str:
     return " or ".join(str(v) for v in vs)
 
 
+def stored(path: str) -> str:
+    """PATH, or PATH.gz when only that exists (a run kept compressed: docs/runs/)."""
+    if not os.path.exists(path) and os.path.exists(path + GZ):
+        return path + GZ
+    return path
+
+
+def exists(path: str) -> bool:
+    """Whether PATH holds a result file, as it is or compressed."""
+    return os.path.exists(stored(path))
+
+
+def open_text(path: str, newline: str | None = None):
+    """PATH (or PATH.gz, decompressed) opened for reading text."""
+    real = stored(path)
+    if real.endswith(GZ) and not path.endswith(GZ):
+        return gzip.open(real, "rt", encoding="utf-8", newline=newline)
+    return open(real, encoding="utf-8", newline=newline)
+
+
+def compress(src: str, dest: str) -> str:
+    """SRC written gzip-compressed to DEST, byte for byte the same for the same SRC (no name,
+    no time in the header), so a kept run's files change only when their content does."""
+    with open(src, "rb") as f:
+        data = f.read()
+    os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)
+    with open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as z:
+        z.write(data)
+    return dest
+
+
 def load_json(path: str, what: str):
-    """The JSON value in `path`; LabError naming `what` when it is missing, unreadable or not JSON."""
+    """The JSON value in `path` (or `path`.gz); LabError naming `what` when it is missing,
+    unreadable or not JSON."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_text(path) as f:
             return json.load(f)
     except FileNotFoundError:
         raise LabError(f"{what} {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeDecodeError, EOFError) as e:
         raise LabError(f"cannot read {what} {path!r}: {e}") from None
     except json.JSONDecodeError as e:
         raise LabError(f"{what} {path!r} is not valid JSON: {e}") from None

@@ -29,7 +29,7 @@ import dataclasses
 
 from alloclab import LabError
 from alloclab.core.levels import Level, cell_key
-from alloclab.core.results.files import Format
+from alloclab.core.results.files import Format, open_text
 
 FORMAT = Format("results", 1, redo="re-run the comparison", named=False)
 
@@ -205,7 +205,7 @@ def read_rows(path: str, row_type=RunRow) -> list:
     """The rows of a results.csv (ROW_TYPE: RunRow for a comparison's, StudyRow for the study's),
     each checked against FORMAT."""
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open_text(path, newline="") as f:
             reader = csv.DictReader(f)
             header = reader.fieldnames or []
             if "format_version" not in header:
@@ -215,7 +215,7 @@ def read_rows(path: str, row_type=RunRow) -> list:
             cells = list(reader)
     except FileNotFoundError:
         raise LabError(f"results file {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+    except (OSError, UnicodeDecodeError, EOFError, csv.Error) as e:
         raise LabError(f"cannot read results file {path!r}: {e}") from None
     rows = []
     for i, c in enumerate(cells, 2):

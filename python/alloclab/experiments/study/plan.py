@@ -66,6 +66,8 @@ class Plan:
     stage_budget: float = 0.0  # seconds the staged repeats of unsettled claims may take (stages.py)
     looks: int = LOOKS         # the most stages; each staged look is judged at the level corrected for them
     staged: dict = dataclasses.field(default_factory=dict)   # what the stages ran (run_stages)
+    command: list = dataclasses.field(default_factory=list)  # the alloclab command line (the run record)
+    phases: dict = dataclasses.field(default_factory=dict)   # seconds each phase took (meta.phases_s)
 
     def groups(self) -> dict:
         """workload -> its programs, naive variant first."""

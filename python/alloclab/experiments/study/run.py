@@ -27,7 +27,7 @@ import sys
 import time
 
 from alloclab import LabError
-from alloclab.core import machine
+from alloclab.core import machine, paths
 from alloclab.core.load import LoadWatch
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
@@ -74,6 +74,7 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
     say = _sayer(progress)
     rows: list = []
     littered = any(lv.littered for lv in p.advs)
+    started = time.monotonic()
     with open(os.path.join(p.outdir, RESULTS), "w", newline="") as f:
         writer = RowWriter(f, StudyRow)
         done = 0
@@ -92,7 +93,10 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
                             ops=_custom_ops(p, prog, timeout))
                 f.flush()
             _note_output(p, workload, rows)
+        p.phases["matrix"] = round(time.monotonic() - started, 1)
+        started = time.monotonic()
         p.staged = stages.run_stages(p, rows, progress, writer, f, timeout)
+        p.phases["stages"] = round(time.monotonic() - started, 1)
     return rows
 
 
@@ -125,20 +129,37 @@ def run_ablation(p: Plan, progress) -> str | None:
     return os.path.join("ablation", "ablation.json")
 
 
+def _timed(p: Plan, phase: str, fn, *args):
+    """fn(*args), its seconds kept in p.phases[PHASE] (meta.phases_s: where a study's time goes)."""
+    started = time.monotonic()
+    try:
+        return fn(*args)
+    finally:
+        p.phases[phase] = round(time.monotonic() - started, 1)
+
+
 def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
     say = _sayer(progress)
     rows = run_programs(p, progress)
-    extra.footprints = instruments.server_footprints(p)
-    extra.weights = instruments.weights(p, say)
-    extra.cache = instruments.locality(p, say)
-    extra.memory = instruments.memory_over_time(p, say)
+    extra.footprints = _timed(p, "server_footprint", instruments.server_footprints, p)
+    extra.weights = _timed(p, "weights", instruments.weights, p, say)
+    extra.cache = _timed(p, "cache", instruments.locality, p, say)
+    extra.memory = _timed(p, "memory", instruments.memory_over_time, p, say)
     if p.ablation:
         extra.ablation = run_ablation(p, progress)
     return rows
 
 
-def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load) -> dict:
+def record(p: Plan, started: str) -> dict:
+    """The run record: what a reader needs to obtain this run again (the tree it was made from,
+    the command, when); the machine, its load and the allocators' versions are beside it in meta."""
+    return {**machine.source(paths.SOURCE_ROOT), "command": p.command or ["alloclab", "study", f"--{p.mode}"],
+            "started": started, "finished": machine.utc()}
+
+
+def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load, started: str) -> dict:
     return {
+        "record": record(p, started),
         "format_version": FORMAT.version, "mode": p.mode, "allocators": p.allocator_names,
         "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
         "advs": [int(lv) for lv in p.advs], "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale,
@@ -151,12 +172,13 @@ def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, loa
         "null": "each program's clean cell on glibc measured twice per round (the second as glibc~again): "
                 "the A/A ratio is each timed claim's null",
         "staged": p.staged,
+        "phases_s": p.phases,
     }
 
 
 def run_study(p: Plan, progress=sys.stderr) -> Findings:
     """Run the plan; its findings (tables, verdicts, meta), for outputs.write_outputs."""
-    start = time.monotonic()
+    start, started = time.monotonic(), machine.utc()
     watch = LoadWatch.start()  # what else the machine did while the study measured
     os.makedirs(p.outdir, exist_ok=True)
     say = _sayer(progress)
@@ -185,5 +207,5 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
         p.notes.append(w)
     load = watch.stop()
     say(f"machine: {load.words()}")
-    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load)
+    findings.meta = _meta(p, extra, time.monotonic() - start, interrupted, load, started)
     return findings

@@ -6,6 +6,8 @@ API::
     verdict_lines(verdicts) -> list[str]
     verdicts_markdown(verdicts) -> str
     summary_lines(general_summary) -> list[str]
+    summary_markdown(general_summary) -> str      # the same as a Markdown table (the results page)
+    kept_blocks(findings) -> {name: markdown}     # what docs/results.md quotes from a kept run
 """
 
 from __future__ import annotations
@@ -50,3 +52,23 @@ def summary_lines(summary: list) -> list[str]:
             out.append(f"    {r['allocator']:<12} time {r['time']:.3f} [{r['low']:.3f}, {r['high']:.3f}]  "
                        f"x{r['over_best']:.3f} of the best   peak RSS {rss}")
     return out
+
+
+def summary_markdown(summary: list) -> str:
+    """The general-purpose summary as a Markdown table: per level, each allocator's time and peak RSS
+    over glibc's (geometric means over the naive variants and real programs), best first."""
+    rows = []
+    for adv in sorted({r["adv"] for r in summary}):
+        for r in sorted((r for r in summary if r["adv"] == adv), key=lambda r: r["time"]):
+            rss = f"{r['rss']:.3f}" if r["rss"] is not None else tables.MISSING
+            rows.append([f"Adv_{adv}", r["allocator"], r["programs"], f"{r['time']:.3f}",
+                         f"{r['low']:.3f} … {r['high']:.3f}", f"{r['over_best']:.3f}", rss])
+    return tables.markdown(["level", "allocator", "programs", "time / glibc", "per repeat (min … max)",
+                            "× the best", "peak RSS / glibc"], rows, "llrrlrr")
+
+
+def kept_blocks(findings) -> dict:
+    """The tables docs/results.md quotes from a kept run, by the name its markers give them
+    (`<!-- kept-run NAME BLOCK -->` … `<!-- /kept-run -->`): computed, never typed."""
+    return {"verdicts": verdicts_markdown(findings.verdicts),
+            "summary": summary_markdown(findings.tables.get("general_summary") or [])}

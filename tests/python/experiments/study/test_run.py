@@ -46,6 +46,14 @@ def test_the_quick_study_runs_and_writes_report_csv_verdicts_and_findings(quick_
     verdicts = json.loads((out / "verdicts.json").read_text())
     load = verdicts["machine"]["load"]
     assert 0 <= load["others_share"] <= 1 and isinstance(load["busy"], bool) and load["cpus"] >= 1
+    # the run record: the command as typed, the tree, when
+    rec = json.loads((out / "findings.json").read_text())["meta"]["record"]
+    assert rec["command"] == ["alloclab", "study", "--quick", "--allocators", "glibc,mimalloc", "-o", str(out)]
+    assert rec["alloclab"] and rec["started"] <= rec["finished"]
+    assert rec["commit"] is None or len(rec["commit"]) == 40
+    phases = json.loads((out / "findings.json").read_text())["meta"]["phases_s"]
+    assert {"matrix", "stages", "weights", "cache", "memory"} <= set(phases)
+    assert all(s >= 0 for s in phases.values()) and phases["matrix"] > 0
 
 
 def test_every_program_is_littered_with_its_one_profile(quick_study):

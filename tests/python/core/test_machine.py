@@ -1,0 +1,32 @@
+"""core/machine.py: what a run records about the machine and the tree it came from."""
+
+import re
+import subprocess
+
+from alloclab.core import machine, paths
+
+
+def test_a_checkout_records_its_commit_and_whether_it_had_changes():
+    src = machine.source(paths.SOURCE_ROOT)
+    if src["commit"] is None:  # an installed package: nothing to read
+        return
+    head = subprocess.run(["git", "-C", paths.SOURCE_ROOT, "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert src["commit"] == head and re.fullmatch(r"[0-9a-f]{40}", head)
+    assert src["changed"] in (True, False)
+
+
+def test_a_tree_with_changes_says_so(tmp_path):
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    (tmp_path / "f").write_text("one")
+    subprocess.run(git + ["add", "f"], check=True)
+    subprocess.run(git + ["commit", "-qm", "one"], check=True)
+    assert machine.source(str(tmp_path))["changed"] is False
+    (tmp_path / "f").write_text("two")
+    assert machine.source(str(tmp_path))["changed"] is True
+
+
+def test_a_directory_that_is_not_a_checkout_records_no_commit(tmp_path):
+    src = machine.source(str(tmp_path))
+    assert src["commit"] is None and src["changed"] is None and src["alloclab"]
