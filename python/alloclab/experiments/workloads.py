@@ -138,7 +138,7 @@ CATALOG: tuple[Workload, ...] = (
              "", ("malloc", "reap")),
     Workload("gp_mix", "general",
              "espresso and 253.perlbmk: many sizes and realloc growth, no custom allocator",
-             "253.perlbmk", ("malloc", "reap"), live=0.1),
+             "253.perlbmk", ("malloc", "reap"), live=0.2),
 )
 
 
