@@ -77,6 +77,18 @@ def test_a_row_measured_with_other_arguments_is_stale(monkeypatch):
     assert [s.split(":")[0] for s in cal.stale(_doc(rows[1:]))][0] == rows[0]["workload"]
 
 
+def test_the_kept_calibration_matches_the_catalog():
+    """Fails when a stand-in's arguments (its size, its --live, its paper program) change and
+    workloads/calibration.json is not remade (scripts/calibrate)."""
+    doc = cal.load()
+    assert doc is not None, "workloads/calibration.json is missing: run scripts/calibrate"
+    assert cal.stale(doc) == []
+    assert {r["workload"] for r in doc["standins"]} == {w.name for w in cal.standins()}
+    for row in cal.table(doc):
+        assert row["in_band"] or row["workload"] in cal.FLAGS, \
+            f"{row['workload']} is out of band and not flagged: {row['why']}"
+
+
 def test_a_calibration_file_of_another_version_is_refused(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({**_doc([]), "format_version": 99}))
