@@ -147,29 +147,36 @@ def share_from_callgrind(path: str, extra: str | None = None) -> dict:
             "memops_instructions": memops, "method": "callgrind"}
 
 
+def _under_valgrind(tool: str, options: list[str], cmd: list[str], timeout, read, extra):
+    """Runs `cmd` under valgrind's TOOL (OPTIONS before the program) on glibc and returns
+    READ(its output file, EXTRA). The program must exit with status 0."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise LabError(f"valgrind is not installed: the memory-operations share is measured with {tool} "
+                       "(Debian: apt-get install valgrind)")
+    if not cmd:
+        raise LabError("memops: empty command")
+    with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
+        out = os.path.join(tmp, f"{tool}.out")
+        prefix = no_aslr() if tool == "cachegrind" else []
+        full = [*prefix, valgrind, f"--tool={tool}", *options, f"--{tool}-out-file={out}", *cmd]
+        # glibc, as the paper's numbers are for the system allocator: nothing preloaded
+        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
+        if r.status == "timeout":
+            raise LabError(f"memops: {' '.join(cmd)} did not finish under {tool} in {timeout} s")
+        if not r.ok:
+            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
+                           f"{tool}:\n{r.stderr_tail[-2000:]}")
+        if not os.path.exists(out):
+            raise LabError(f"memops: {tool} wrote no profile for {' '.join(cmd)}")
+        return read(out, extra)
+
+
 def measure(cmd: list[str], timeout: float | None = None, extra: str | None = None) -> dict:
     """Runs `cmd` under callgrind and returns
     {"memops_share", "instructions", "memops_instructions", "method": "callgrind"}.
     The program must exit with status 0."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise LabError("valgrind is not installed: the memory-operations share is measured with "
-                       "callgrind (Debian: apt-get install valgrind)")
-    if not cmd:
-        raise LabError("memops.measure: empty command")
-    with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        full = [valgrind, "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}", *cmd]
-        # glibc, as the paper's numbers are for the system allocator: nothing preloaded
-        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
-        if r.status == "timeout":
-            raise LabError(f"memops: {' '.join(cmd)} did not finish under callgrind in {timeout} s")
-        if not r.ok:
-            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
-                           f"callgrind:\n{r.stderr_tail[-2000:]}")
-        if not os.path.exists(out):
-            raise LabError(f"memops: callgrind wrote no profile for {' '.join(cmd)}")
-        return share_from_callgrind(out, extra)
+    return _under_valgrind("callgrind", ["--quiet"], cmd, timeout, share_from_callgrind, extra)
 
 
 # cycles per event of the cycle estimate (see the module's docstring)
@@ -218,23 +225,9 @@ def cycles_from_cachegrind(path: str, extra: str | None = None) -> dict:
 def measure_cycles(cmd: list[str], timeout: float | None = None, extra: str | None = None) -> dict:
     """Runs `cmd` under cachegrind (GEOMETRY, no address randomization) on glibc and returns
     cycles_from_cachegrind's dict. The program must exit with status 0."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise LabError("valgrind is not installed: the memory-operations share of time is estimated with "
-                       "cachegrind (Debian: apt-get install valgrind)")
-    if not cmd:
-        raise LabError("memops.measure_cycles: empty command")
-    with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
-        out = os.path.join(tmp, "cachegrind.out")
-        full = [*no_aslr(), valgrind, "--tool=cachegrind", "--cache-sim=yes", f"--I1={GEOMETRY['I1']}",
-                f"--D1={GEOMETRY['D1']}", f"--LL={GEOMETRY['LL']}", f"--cachegrind-out-file={out}", *cmd]
-        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
-        if r.status == "timeout":
-            raise LabError(f"memops: {' '.join(cmd)} did not finish under cachegrind in {timeout} s")
-        if not r.ok or not os.path.exists(out):
-            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
-                           f"cachegrind:\n{r.stderr_tail[-2000:]}")
-        return cycles_from_cachegrind(out, extra)
+    geometry = [f"--{level}={GEOMETRY[level]}" for level in ("I1", "D1", "LL")]
+    return _under_valgrind("cachegrind", ["--cache-sim=yes", *geometry], cmd, timeout, cycles_from_cachegrind,
+                           extra)
 
 
 def main(argv: list[str] | None = None) -> int:
