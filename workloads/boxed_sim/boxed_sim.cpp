@@ -309,18 +309,19 @@ class Simulation {
 
 int main(int argc, char **argv) {
   const wl::Options opt = wl::parse_options(
-      argc, argv, "balls in a box; per-class free lists (boxed-sim)");
+      argc, argv, "balls in a box; per-class free lists (boxed-sim)", wl::kBasicAllocs, true);
   const long steps = wl::scaled(opt, 400, 2);
-  constexpr int kPopulation = 1000;
+  // the balls kept in the box: --live sizes the live set (its objects: balls, grid entries, events)
+  const std::size_t population = static_cast<std::size_t>(wl::sized(opt, 1000, 10));
 
   Allocator alloc(opt.alloc);
   wl::Checksum sum;
   {
     Simulation sim(alloc, 13);
-    sim.inject(kPopulation);
+    sim.inject(static_cast<int>(population));
     for (long s = 0; s < steps; ++s) {
       sim.step();
-      if (sim.live() < kPopulation) sim.inject(static_cast<int>((kPopulation - sim.live() + 3) / 4));
+      if (sim.live() < population) sim.inject(static_cast<int>((population - sim.live() + 3) / 4));
       if (s % 100 == 99) sim.checksum_into(sum);
     }
     sim.checksum_into(sum);

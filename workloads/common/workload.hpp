@@ -76,6 +76,7 @@ inline bool accepts(AllocSet set, Alloc a) { return (set & alloc_bit(a)) && allo
 struct Options {
   Alloc alloc = Alloc::Custom;
   double scale = 1.0;  // multiplies the amount of work; fractions allowed
+  double live = 1.0;   // multiplies the live set, where the program has one to size (--live)
 };
 
 inline void print_variants(std::FILE *out, AllocSet set, const char *sep) {
@@ -87,7 +88,7 @@ inline void print_variants(std::FILE *out, AllocSet set, const char *sep) {
     }
 }
 
-[[noreturn]] inline void usage(const char *prog, const char *about, AllocSet set, int status) {
+[[noreturn]] inline void usage(const char *prog, const char *about, AllocSet set, int status, bool live = false) {
   std::FILE *out = status == 0 ? stdout : stderr;
   std::fprintf(out, "usage: %s [--alloc ", prog);
   print_variants(out, set, "|");
@@ -108,6 +109,8 @@ inline void print_variants(std::FILE *out, AllocSet set, const char *sep) {
     std::fprintf(out, "%s%-9s %s\n", lead, alloc_name(a), what);
     lead = "             ";
   }
+  if (live)
+    std::fprintf(out, "  --live N   multiply the objects live at once by N (0 < N <= 100000, default 1)\n");
   std::fprintf(out,
                "  --scale N  multiply the work by N (0 < N <= 1000, default 1)\n"
                "  --quick    same as --scale 0.02 (for tests)\n"
@@ -124,11 +127,11 @@ inline bool parse_alloc(std::string_view v, AllocSet set, Alloc &out) {
   return false;
 }
 
-inline bool parse_scale(const char *v, double &out) {
+inline bool parse_scale(const char *v, double &out, double most = 1000.0) {
   char *end = nullptr;
   errno = 0;
   const double d = std::strtod(v, &end);
-  if (errno || end == v || *end != '\0' || !(d > 0.0) || d > 1000.0) return false;
+  if (errno || end == v || *end != '\0' || !(d > 0.0) || d > most) return false;
   out = d;
   return true;
 }
@@ -136,12 +139,14 @@ inline bool parse_scale(const char *v, double &out) {
 // Parses the command line; on a bad argument prints why and exits with 2.
 // For the emulator it also turns on REAP_MODE=malloc before any reap exists
 // (libreap reads REAP_MODE once, at the first reap_create).
-inline Options parse_options(int argc, char **argv, const char *about, AllocSet set = kBasicAllocs) {
+// LIVE: the program sizes its live set by --live (only those accept it).
+inline Options parse_options(int argc, char **argv, const char *about, AllocSet set = kBasicAllocs,
+                             bool live = false) {
   Options o;
   const char *prog = argc > 0 ? argv[0] : "workload";
   auto bad = [&](const char *what, const char *arg) {
     std::fprintf(stderr, "%s: %s: '%s'\n", prog, what, arg);
-    usage(prog, about, set, 2);
+    usage(prog, about, set, 2, live);
   };
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -156,7 +161,7 @@ inline Options parse_options(int argc, char **argv, const char *about, AllocSet 
       if (i + 1 >= argc) bad("missing value for", argv[i]);
       return argv[++i];
     };
-    if (key == "--help" || key == "-h") usage(prog, about, set, 0);
+    if (key == "--help" || key == "-h") usage(prog, about, set, 0, live);
     else if (key == "--variants" && !value) {
       print_variants(stdout, set, "\n");
       std::printf("\n");
@@ -167,6 +172,9 @@ inline Options parse_options(int argc, char **argv, const char *about, AllocSet 
     } else if (key == "--scale") {
       const char *v = take();
       if (!parse_scale(v, o.scale)) bad("scale must be a number in (0, 1000]", v);
+    } else if (key == "--live" && live) {
+      const char *v = take();
+      if (!parse_scale(v, o.live, 1e5)) bad("live must be a number in (0, 100000]", v);
     } else if (key == "--quick" && !value) o.scale = 0.02;
     else bad("unknown argument", argv[i]);
   }
@@ -177,6 +185,12 @@ inline Options parse_options(int argc, char **argv, const char *about, AllocSet 
 // `base` units of work scaled, never below `floor`.
 inline long scaled(const Options &o, long base, long floor = 1) {
   const long long v = std::llround(static_cast<double>(base) * o.scale);
+  return v < floor ? floor : static_cast<long>(v);
+}
+
+// `base` objects of the live set sized by --live, never below `floor`.
+inline long sized(const Options &o, long base, long floor = 1) {
+  const long long v = std::llround(static_cast<double>(base) * o.live);
   return v < floor ? floor : static_cast<long>(v);
 }
 

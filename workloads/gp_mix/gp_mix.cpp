@@ -243,9 +243,9 @@ std::size_t stem(const char *w, std::size_t n) {
 // A vocabulary with a skewed (Zipf-like) distribution of word frequencies.
 class Words {
  public:
-  explicit Words(wl::Rng &rng) : rng_(rng) {
+  Words(wl::Rng &rng, long size) : rng_(rng) {
     static const char letters[] = "etaoinshrdlucmfwypvbgkjqxz";
-    for (int i = 0; i < 30000; ++i) {
+    for (long i = 0; i < size; ++i) {
       std::string w;
       const int len = 2 + static_cast<int>(rng_.below(6)) + static_cast<int>(rng_.below(12) == 0 ? rng_.below(20) : 0);
       for (int k = 0; k < len; ++k) w += letters[rng_.below(static_cast<std::uint32_t>(4 + k * 3 < 26 ? 4 + k * 3 : 26))];
@@ -267,12 +267,15 @@ class Words {
 
 int main(int argc, char **argv) {
   const wl::Options opt =
-      wl::parse_options(argc, argv, "word counting and reports with malloc/realloc/free (espresso, 253.perlbmk)");
+      wl::parse_options(argc, argv, "word counting and reports with malloc/realloc/free (espresso, 253.perlbmk)",
+                        wl::kBasicAllocs, true);
   const long documents = wl::scaled(opt, 800, 2);
+  // the vocabulary: --live sizes it, and with it the table of words live at once
+  const long vocabulary = wl::sized(opt, 30000, 100);
 
   Heap heap(opt.alloc);
   wl::Rng rng(253);
-  Words words(rng);
+  Words words(rng, vocabulary);
   wl::Checksum sum;
   std::uint64_t evicted = 0, total_words = 0;
   std::string line;

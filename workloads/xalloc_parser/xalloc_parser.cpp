@@ -7,8 +7,9 @@
 // (then the pointer falls back past every marked block below it). That is fast
 // for stack-like lifetimes and wasteful otherwise.
 //
-// The program: a random context-free grammar in Chomsky normal form (kept for
-// the whole run, at the bottom of the stack), and per generated sentence a CYK
+// The program: a random context-free grammar in Chomsky normal form and its
+// lexicon (kept for the whole run, at the bottom of the stack, as 197.parser
+// keeps its dictionary; --live sizes the lexicon), and per generated sentence a CYK
 // chart. Per sentence it allocates the chart, a scratch accumulator per cell
 // (freed while the cell's entries above it live: a hole until the sentence
 // ends), the entries, a pruning pass that frees unreachable entries out of
@@ -127,14 +128,15 @@ class Memory {
 
 // ---------------------------------------------------------------------------
 constexpr int kSymbols = 24;  // nonterminals; 0 is the sentence symbol
-constexpr int kWords = 60;
+// the lexicon's words: 60, times --live (197.parser keeps its whole dictionary live)
+int g_lexicon = 60;  // set in main
 
 struct Grammar {
   // for each (B, C): the A with A -> B C, as a count and a list
   std::uint8_t *heads_count;  // [kSymbols * kSymbols]
   std::uint8_t **heads;       // [kSymbols * kSymbols]
-  std::uint8_t *word_count;   // [kWords]
-  std::uint8_t **word_tags;   // [kWords]: preterminals of each word
+  std::uint8_t *word_count;   // [g_lexicon]
+  std::uint8_t **word_tags;   // [g_lexicon]: preterminals of each word
 };
 
 Grammar make_grammar(Memory &m, wl::Rng &rng) {
@@ -147,9 +149,9 @@ Grammar make_grammar(Memory &m, wl::Rng &rng) {
     g.heads[bc] = m.make_array<std::uint8_t>(n ? n : 1);
     for (int i = 0; i < n; ++i) g.heads[bc][i] = static_cast<std::uint8_t>(rng.below(kSymbols));
   }
-  g.word_count = m.make_array<std::uint8_t>(kWords);
-  g.word_tags = m.make_array<std::uint8_t *>(kWords);
-  for (int w = 0; w < kWords; ++w) {
+  g.word_count = m.make_array<std::uint8_t>(g_lexicon);
+  g.word_tags = m.make_array<std::uint8_t *>(g_lexicon);
+  for (int w = 0; w < g_lexicon; ++w) {
     const int n = rng.range(1, 3);
     g.word_count[w] = static_cast<std::uint8_t>(n);
     g.word_tags[w] = m.make_array<std::uint8_t>(n);
@@ -159,7 +161,7 @@ Grammar make_grammar(Memory &m, wl::Rng &rng) {
 }
 
 void free_grammar(Memory &m, Grammar &g) {
-  for (int w = kWords - 1; w >= 0; --w) m.xfree(g.word_tags[w]);
+  for (int w = g_lexicon - 1; w >= 0; --w) m.xfree(g.word_tags[w]);
   m.xfree(g.word_tags);
   m.xfree(g.word_count);
   for (int bc = kSymbols * kSymbols - 1; bc >= 0; --bc) m.xfree(g.heads[bc]);
@@ -327,8 +329,9 @@ class Parser {
 int main(int argc, char **argv) {
   const wl::Options opt =
       wl::parse_options(argc, argv, "chart parser over a stack-like allocator (197.parser's xalloc)",
-                        wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Talloc) | wl::alloc_bit(wl::Alloc::Pmr));
+                        wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Talloc) | wl::alloc_bit(wl::Alloc::Pmr), true);
   const long sentences = wl::scaled(opt, 1500, 5);
+  g_lexicon = static_cast<int>(wl::sized(opt, 60, 2));
 
   Memory mem(opt.alloc);
   wl::Rng rng(197);
@@ -341,7 +344,7 @@ int main(int argc, char **argv) {
     int words[64];
     for (long s = 0; s < sentences; ++s) {
       const int n = rng.range(8, 36);
-      for (int i = 0; i < n; ++i) words[i] = static_cast<int>(rng.below(kWords));
+      for (int i = 0; i < n; ++i) words[i] = static_cast<int>(rng.below(g_lexicon));
       out.clear();
       parser.parse(words, n, out);
       sum.add_bytes(out.data(), out.size());

@@ -31,6 +31,7 @@ API::
 
     CATALOG, PAPER_TABLE3
     find(name) -> Workload
+    size_args(name|Workload, scale) -> list   # the --scale (and --live) the study passes it at the mode's SCALE
     binary(name) -> str | None
     workload_dirs() -> list[str]
     accepted_variants(name) -> tuple
@@ -56,6 +57,8 @@ class Workload:
     paper_program: str   # key into PAPER_TABLE3, or "" when Table 3 has no row for it
     variants: tuple      # every --alloc value it accepts; the naive one first
     partial: bool = False  # only part of its allocations go through the custom allocator
+    size: float = 1.0      # multiplies the study's --scale (calibration, docs/study.md)
+    live: float = 1.0      # its --live: sizes its live set to its paper program's (calibration)
 
 
 KINDS = ("per-class", "region", "hybrid", "general")
@@ -96,6 +99,9 @@ PAPER_TABLE3: dict[str, dict] = {
     "300.twolf": _row(9_458, 1_725, 56, 532_177, 66_891, 8.0, 0.009),
 }
 
+# `live` sizes a stand-in's live set to its paper program's max objects in use (Table 3),
+# `size` its run: workloads/calibration.json holds what they give (docs/study.md, "Calibration").
+
 # The region semantics through other libraries (2002 paper, Figure 6's
 # "allocators with regions and free"): which workloads take them.
 _LIKE = ("talloc", "apr", "pmr")
@@ -103,12 +109,13 @@ _LIKE = ("talloc", "apr", "pmr")
 CATALOG: tuple[Workload, ...] = (
     Workload("boxed_sim", "per-class",
              "boxed-sim: a particle simulation with per-class LIFO free lists (2002 Table 1; 2026 RQ1)",
-             "boxed-sim", ("malloc", "custom", "reap")),
+             "boxed-sim", ("malloc", "custom", "reap"), live=1.5),
     Workload("freelist_micro", "per-class",
              "the 2026 paper's RQ1 upper-bound microbenchmark: 16-byte objects on an intrusive free list",
              "", ("malloc", "custom")),
     Workload("compiler", "region",
-             "lcc (and 176.gcc): a front end and code generator on obstacks, a region per function",
+             "lcc: a front end and code generator on obstacks, a region per function (176.gcc has no "
+             "stand-in: 2.5 million objects live at once)",
              "lcc", ("malloc", "custom", "reap", "emulator") + _LIKE),
     Workload("compiler_partial", "region",
              "Clang (2026 RQ3): regions for the AST only; names, symbols and code via malloc/free",
@@ -122,7 +129,7 @@ CATALOG: tuple[Workload, ...] = (
     # no apr: a pool drops every free, and the parser allocates many times its peak
     Workload("xalloc_parser", "hybrid",
              "197.parser: a stack allocator (xalloc) with out-of-order frees",
-             "197.parser", ("malloc", "custom", "reap", "talloc", "pmr")),
+             "197.parser", ("malloc", "custom", "reap", "talloc", "pmr"), live=3600),
     Workload("mempool_iter", "hybrid",
              "Blender's BLI_mempool under the sculpt brush (2026): a pool with free and iteration",
              "", ("malloc", "custom", "reap") + _LIKE),
@@ -131,7 +138,7 @@ CATALOG: tuple[Workload, ...] = (
              "", ("malloc", "reap")),
     Workload("gp_mix", "general",
              "espresso and 253.perlbmk: many sizes and realloc growth, no custom allocator",
-             "253.perlbmk", ("malloc", "reap")),
+             "253.perlbmk", ("malloc", "reap"), live=0.2),
 )
 
 
@@ -140,6 +147,15 @@ def find(name: str) -> Workload:
         if w.name == name:
             return w
     raise LabError(f"no workload named {name!r} (known: {', '.join(w.name for w in CATALOG)})")
+
+
+def size_args(name, scale) -> list[str]:
+    """The size arguments of workload NAME (or a Workload) when the study's mode runs at SCALE:
+    --scale, the mode's scale times the workload's size, and --live where its live set is sized
+    (its calibration, docs/study.md)."""
+    w = name if isinstance(name, Workload) else find(name)
+    out = ["--scale", str(scale) if w.size == 1.0 else f"{float(scale) * w.size:.6g}"]
+    return out + (["--live", f"{w.live:g}"] if w.live != 1.0 else [])
 
 
 def workload_dirs() -> list[str]:

@@ -21,12 +21,31 @@ The program is run as is, on glibc (no LD_PRELOAD is added); the study uses
 the naive (malloc) variant, as the paper measured with the custom allocator
 replaced by the system's.
 
+Instructions are not time: an allocator's instructions miss the caches more
+or less often than the program's own. `measure_cycles` estimates the share of
+*time* instead: it runs the program under cachegrind at the lab's fixed cache
+geometry (measure/cache.py's GEOMETRY, address randomization off) and weighs
+each function's counts into cycles as
+
+    cycles = Ir + 10 * (I1mr + D1mr + D1mw) + 100 * (ILmr + DLmr + DLmw)
+
+that is, one cycle per instruction, ten per first-level miss and a hundred
+per last-level miss: KCachegrind's cycle estimate, with the per-miss costs of
+the order the Cachegrind manual gives (an L1 miss about 10 cycles, an LL miss
+up to 200); branch mispredictions are not simulated. Cachegrind counts per
+function, without call edges, so the share is the allocator functions' own
+(exclusive) cycles: what they call outside themselves (memcpy in realloc,
+memset in calloc, the mmap and brk wrappers) is the program's.
+
 API::
 
     measure(cmd, timeout=None, extra=None) -> dict
     share_from_callgrind(path, extra=None) -> dict
+    measure_cycles(cmd, timeout=None, extra=None) -> dict
+    cycles_from_cachegrind(path, extra=None) -> dict
+    CYCLE_WEIGHTS                                  # event -> cycles per event
 
-`python -m alloclab.measure.memops PROGRAM [ARGS...]` prints the share as JSON.
+`python -m alloclab.measure.memops [--cycles] PROGRAM [ARGS...]` prints the share as JSON.
 """
 
 from __future__ import annotations
@@ -40,6 +59,7 @@ import tempfile
 
 from alloclab import LabError
 from alloclab.core import runner
+from alloclab.measure.cache import GEOMETRY, no_aslr
 
 # glibc's public entry points and C++'s allocation operators
 _ENTRY = re.compile(
@@ -127,39 +147,100 @@ def share_from_callgrind(path: str, extra: str | None = None) -> dict:
             "memops_instructions": memops, "method": "callgrind"}
 
 
+def _under_valgrind(tool: str, options: list[str], cmd: list[str], timeout, read, extra):
+    """Runs `cmd` under valgrind's TOOL (OPTIONS before the program) on glibc and returns
+    READ(its output file, EXTRA). The program must exit with status 0."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise LabError(f"valgrind is not installed: the memory-operations share is measured with {tool} "
+                       "(Debian: apt-get install valgrind)")
+    if not cmd:
+        raise LabError("memops: empty command")
+    with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
+        out = os.path.join(tmp, f"{tool}.out")
+        prefix = no_aslr() if tool == "cachegrind" else []
+        full = [*prefix, valgrind, f"--tool={tool}", *options, f"--{tool}-out-file={out}", *cmd]
+        # glibc, as the paper's numbers are for the system allocator: nothing preloaded
+        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
+        if r.status == "timeout":
+            raise LabError(f"memops: {' '.join(cmd)} did not finish under {tool} in {timeout} s")
+        if not r.ok:
+            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
+                           f"{tool}:\n{r.stderr_tail[-2000:]}")
+        if not os.path.exists(out):
+            raise LabError(f"memops: {tool} wrote no profile for {' '.join(cmd)}")
+        return read(out, extra)
+
+
 def measure(cmd: list[str], timeout: float | None = None, extra: str | None = None) -> dict:
     """Runs `cmd` under callgrind and returns
     {"memops_share", "instructions", "memops_instructions", "method": "callgrind"}.
     The program must exit with status 0."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise LabError("valgrind is not installed: the memory-operations share is measured with "
-                       "callgrind (Debian: apt-get install valgrind)")
-    if not cmd:
-        raise LabError("memops.measure: empty command")
-    with tempfile.TemporaryDirectory(prefix="alloclab-memops-") as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        full = [valgrind, "--tool=callgrind", "--quiet", f"--callgrind-out-file={out}", *cmd]
-        # glibc, as the paper's numbers are for the system allocator: nothing preloaded
-        r = runner.run(full, timeout=timeout, unset=("LD_PRELOAD",))
-        if r.status == "timeout":
-            raise LabError(f"memops: {' '.join(cmd)} did not finish under callgrind in {timeout} s")
-        if not r.ok:
-            raise LabError(f"memops: {' '.join(cmd)} exited with status {r.exit_status} under "
-                           f"callgrind:\n{r.stderr_tail[-2000:]}")
-        if not os.path.exists(out):
-            raise LabError(f"memops: callgrind wrote no profile for {' '.join(cmd)}")
-        return share_from_callgrind(out, extra)
+    return _under_valgrind("callgrind", ["--quiet"], cmd, timeout, share_from_callgrind, extra)
+
+
+# cycles per event of the cycle estimate (see the module's docstring)
+CYCLE_WEIGHTS = {"Ir": 1, "I1mr": 10, "D1mr": 10, "D1mw": 10, "ILmr": 100, "DLmr": 100, "DLmw": 100}
+
+
+def _cycles(events: list[str], values: list[int]) -> int:
+    return sum(CYCLE_WEIGHTS.get(e, 0) * v for e, v in zip(events, values))
+
+
+def cycles_from_cachegrind(path: str, extra: str | None = None) -> dict:
+    """Reads a cachegrind output file: the estimated cycles of the whole run and of the
+    allocator's functions (their own counts), and the share they make."""
+    extra_re = re.compile(extra) if extra else None
+    events: list[str] = []
+    per_fn: dict[str, list[int]] = {}
+    summary = None
+    current = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("fn="):
+                current = per_fn.setdefault(line[3:].strip(), [0] * len(events))
+            elif line[:1].isdigit() and current is not None:
+                for i, v in enumerate(line.split()[1:len(events) + 1]):
+                    current[i] += int(v)
+            elif line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("summary:"):
+                summary = [int(v) for v in line.split()[1:]]
+    missing = [e for e in CYCLE_WEIGHTS if e not in events]
+    if missing:
+        raise LabError(f"{path}: cachegrind counted no {', '.join(missing)} (run it with --cache-sim=yes)")
+    if summary is None:
+        summary = [sum(c[i] for c in per_fn.values()) for i in range(len(events))]
+    total = _cycles(events, summary)
+    alloc = [c for name, c in per_fn.items() if is_allocator_function(name, extra_re)]
+    memops = sum(_cycles(events, c) for c in alloc)
+    ir = events.index("Ir")
+    if not total:
+        raise LabError(f"{path}: no counts in the cachegrind output")
+    return {"memops_share": memops / total, "cycles": total, "memops_cycles": memops,
+            "instructions": summary[ir], "memops_instructions": sum(c[ir] for c in alloc),
+            "method": "cachegrind cycle estimate"}
+
+
+def measure_cycles(cmd: list[str], timeout: float | None = None, extra: str | None = None) -> dict:
+    """Runs `cmd` under cachegrind (GEOMETRY, no address randomization) on glibc and returns
+    cycles_from_cachegrind's dict. The program must exit with status 0."""
+    geometry = [f"--{level}={GEOMETRY[level]}" for level in ("I1", "D1", "LL")]
+    return _under_valgrind("cachegrind", ["--cache-sim=yes", *geometry], cmd, timeout, cycles_from_cachegrind,
+                           extra)
 
 
 def main(argv: list[str] | None = None) -> int:
     """python -m alloclab.measure.memops PROGRAM [ARGS...]: prints the share as JSON."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
-        print("usage: python -m alloclab.measure.memops PROGRAM [ARGS...]", file=sys.stderr)
+        print("usage: python -m alloclab.measure.memops [--cycles] PROGRAM [ARGS...]", file=sys.stderr)
         return 2 if not args else 0
     try:
-        print(json.dumps(measure(args)))
+        if args[0] == "--cycles":
+            print(json.dumps(measure_cycles(args[1:])))
+        else:
+            print(json.dumps(measure(args)))
     except LabError as e:
         print(f"alloclab: {e}", file=sys.stderr)
         return 2

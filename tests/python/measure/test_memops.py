@@ -104,3 +104,57 @@ def test_freelist_micro_splits_as_built():
     rest_naive = naive["instructions"] - naive["memops_instructions"]
     rest_custom = custom["instructions"] - custom["memops_instructions"]
     assert rest_custom < rest_naive * 1.3
+
+
+# A hand-written cachegrind profile: main 800 instructions with 2 I1 misses, 10 D1 read misses
+# (1 of them LL) and 5 D1 write misses; malloc 100 instructions, 1 D1 read miss; _int_malloc 50
+# instructions (two lines) with 2 D1 write misses, 1 of them LL; operator new 10 instructions
+# (a short line: the trailing counts are zero). Cycles = Ir + 10 (I1mr + D1mr + D1mw) +
+# 100 (ILmr + DLmr + DLmw): main 800 + 170 + 100 = 1070; the allocator 110 + 10 + 50 + 20 + 100
+# = 290; the share 290 / 1360.
+CACHEGRIND = """\
+desc: I1 cache: 32768 B, 64 B, 8-way associative
+cmd: prog
+events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw
+fl=prog.c
+fn=main
+10 700 2 0 300 10 1 100 5 0
+11 100 0 0 10 0 0 0 0 0
+fl=malloc.c
+fn=malloc
+20 100 0 0 30 1 0 10 0 0
+fn=_int_malloc
+30 30 0 0 10 0 0 5 1 1
+31 20 0 0 5 0 0 5 1 0
+fl=new_op.cc
+fn=operator new(unsigned long)
+5 10
+summary: 960 2 0 355 11 1 120 7 1
+"""
+
+
+def test_the_cycle_estimate_weighs_misses_and_counts_the_allocators_own_functions(tmp_path):
+    path = tmp_path / "cachegrind.out"
+    path.write_text(CACHEGRIND)
+    r = memops.cycles_from_cachegrind(str(path))
+    assert r["cycles"] == 960 + 10 * (2 + 11 + 7) + 100 * (0 + 1 + 1)
+    assert r["memops_cycles"] == 100 + 10 * 1 + 50 + 10 * 2 + 100 * 1 + 10
+    assert r["memops_share"] == pytest.approx(290 / 1360)
+    assert r["memops_instructions"] == 160 and r["instructions"] == 960
+
+
+def test_a_cachegrind_profile_without_the_cache_simulation_is_refused(tmp_path):
+    path = tmp_path / "cachegrind.out"
+    path.write_text("events: Ir\nfn=main\n1 100\nsummary: 100\n")
+    with pytest.raises(LabError, match="--cache-sim=yes"):
+        memops.cycles_from_cachegrind(str(path))
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_measure_cycles_runs_a_stand_in_under_cachegrind():
+    binary = workloads.binary("gp_mix")
+    if binary is None:
+        pytest.skip("gp_mix is not built (make)")
+    r = memops.measure_cycles([binary, "--alloc", "malloc", "--scale", "0.01"], timeout=600)
+    assert 0.01 < r["memops_share"] < 0.9
+    assert r["cycles"] > r["instructions"] > r["memops_instructions"] > 0

@@ -1,9 +1,9 @@
-"""The JSON documents of drag, frag, pages and the ablation (docs/formats.md): one writer and
+"""The JSON documents of drag, frag, pages, the ablation and the stand-ins' calibration (docs/formats.md): one writer and
 one reader for all of them, each document with its own Format.
 
 API::
 
-    DRAG, FRAG, PAGES, ABLATION              # their Formats
+    DRAG, FRAG, PAGES, ABLATION, CALIBRATION   # their Formats
     write_document(fmt, path, data, indent=2) -> str   # {"format_version": ..., **data}
     read_document(fmt, path) -> dict         # LabError: missing, not JSON, another version
 """
@@ -17,6 +17,7 @@ DRAG = Format("drag", 1)
 FRAG = Format("frag", 1)
 PAGES = Format("pages", 1)
 ABLATION = Format("ablation", 1, redo="run the ablation again")
+CALIBRATION = Format("calibration", 1, redo="remake it: alloclab study --calibrate")
 
 
 def write_document(fmt: Format, path: str, data: dict, indent: int = 2) -> str:

@@ -37,6 +37,7 @@ class Extra:
     footprints: dict | None = None   # the server workload's peak footprint per variant
     profiles: dict | None = None     # each workload's profile, in brief
     ablation: str | None = None      # the ablation's ablation.json, relative to the study's directory
+    calibration: dict | None = None  # the stand-ins' calibration (calibration.report)
 
 
 def _ratio_row(num: dict, den: dict) -> dict | None:
@@ -177,7 +178,8 @@ def analyse(rows: list, extra: Extra, allocs: list, advs: list, looks: int = 1) 
               "rq1": _rq1(d, allocs, advs), "rq2": _rq2(d, variants, allocs), "rq3": _rq3(d, allocs, advs),
               "like": like, "emulator": emu, "general": _general(d, variants, allocs, advs, rss),
               "general_summary": general_summary(d, programs, allocs, advs),
-              "alloc_stats": extra.profiles or {}, "unverified_pairs": unverified}
+              "alloc_stats": extra.profiles or {}, "unverified_pairs": unverified,
+              "calibration": extra.calibration or {}}
     return Findings(tables, claims.evaluate(d, staged=staged_data(rows, extra), looks=looks))
 
 

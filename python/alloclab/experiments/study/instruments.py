@@ -60,7 +60,8 @@ def weights(p: Plan, say) -> dict:
             continue
         say(f"== study weight {w.name}/malloc (callgrind, scale {p.weights_scale})")
         try:
-            m = memops.measure([binary, "--alloc", "malloc", "--scale", p.weights_scale], timeout=1800)
+            m = memops.measure([binary, "--alloc", "malloc", *workloads.size_args(w.name, p.weights_scale)],
+                               timeout=1800)
         except LabError as e:
             p.notes.append(f"memory-operations share of {w.name}: {e}")
             continue
@@ -93,7 +94,7 @@ def locality(p: Plan, say) -> list:
             if a.name not in ("glibc", "vam"):
                 continue
             say(f"== study cache {name}/malloc on {a.name}")
-            res = cache.measure([binary, "--alloc", "malloc", "--scale", p.memory_scale], method,
+            res = cache.measure([binary, "--alloc", "malloc", *workloads.size_args(name, p.memory_scale)], method,
                                 preload=list(a.preload), env=a.environ, workdir=os.path.join(p.outdir, "cache"),
                                 tag=f"{name}-{a.name}", timeout=900)
             if res.get("error"):
@@ -117,7 +118,7 @@ def _drag(p: Plan, mdir: str, say) -> list:
         for v in (regions, "reap"):
             say(f"== study drag {name}/{v}")
             try:
-                r = drag.run_drag([binary, "--alloc", v, "--scale", p.memory_scale],
+                r = drag.run_drag([binary, "--alloc", v, *workloads.size_args(name, p.memory_scale)],
                                   os.path.join(mdir, f"drag-{name}-{v}"), make_plot=False, timeout=600)
             except LabError as e:
                 p.notes.append(f"drag of {name}/{v}: {e}")
@@ -139,7 +140,7 @@ def _frag(p: Plan, mdir: str, say) -> list:
         return out
     say("== study frag gp_mix/malloc")
     try:
-        res = frag.run_frag([binary, "--alloc", "malloc", "--scale", p.frag_scale],
+        res = frag.run_frag([binary, "--alloc", "malloc", *workloads.size_args("gp_mix", p.frag_scale)],
                             os.path.join(mdir, "frag-gp_mix"), p.allocators, levels, timeout=600)
     except LabError as e:
         p.notes.append(f"frag of gp_mix: {e}")
@@ -159,7 +160,8 @@ def _pages(p: Plan, mdir: str, out: dict, say) -> None:
         return
     say("== study pages gp_mix/malloc")
     try:
-        res = pages.run_pages([binary, "--alloc", "malloc", "--scale", p.memory_scale], os.path.join(mdir, "pages"),
+        res = pages.run_pages([binary, "--alloc", "malloc", *workloads.size_args("gp_mix", p.memory_scale)],
+                              os.path.join(mdir, "pages"),
                               p.allocators, timeout=600)
         pngs = pages.plot(res, os.path.join(mdir, "pages"))
         out["pages"] = {a: {"max_pages_in_use": r.get("max_pages_in_use"), "prefetch": r.get("prefetch")}

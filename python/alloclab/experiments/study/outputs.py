@@ -56,7 +56,8 @@ def rerender(outdir: str, dest: str | None = None) -> str:
         return write_report(saved, dest)
     t = saved.tables
     extra = analysis.Extra(memory=t.get("memory"), weights=t.get("weights"), cache=t.get("cache"),
-                           footprints=t.get("server_footprint"), profiles=t.get("alloc_stats"))
+                           footprints=t.get("server_footprint"), profiles=t.get("alloc_stats"),
+                           calibration=t.get("calibration"))
     fresh = analysis.analyse(read_results(outdir), extra, saved.meta.get("allocators") or [],
                              saved.meta.get("advs") or [0], looks=(saved.meta.get("staged") or {}).get("looks", 1))
     fresh.meta = saved.meta

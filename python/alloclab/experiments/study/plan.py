@@ -112,7 +112,8 @@ def _workload_programs(m: dict, notes: list) -> list[Program]:
             core = v in CORE_VARIANTS
             if not core and not m["like_variants"]:
                 continue
-            programs.append(Program(f"{w.name}/{v}", w.name, v, w.kind, [binary, "--alloc", v, "--scale", m["scale"]],
+            size = workloads.size_args(w.name, m["scale"])
+            programs.append(Program(f"{w.name}/{v}", w.name, v, w.kind, [binary, "--alloc", v, *size],
                                     clean_only=not core, partial=w.partial))
         missing = [v for v in w.variants if v not in accepted]
         if missing:

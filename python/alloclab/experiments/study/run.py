@@ -33,7 +33,7 @@ from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
 from alloclab.experiments.ablation import plan as ablation_plan
 from alloclab.experiments.ablation import run as ablation_run
-from alloclab.experiments.study import analysis, counters, instruments, stages
+from alloclab.experiments.study import analysis, calibration, counters, instruments, stages
 from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, run_program, slug
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
@@ -201,6 +201,7 @@ def run_study(p: Plan, progress=sys.stderr) -> Findings:
         except LabError:
             rows = []
     extra.profiles = analysis.collect_profiles(p.outdir)
+    extra.calibration = calibration.report(p.notes)
     findings = analysis.analyse(rows, extra, p.allocator_names, [int(lv) for lv in p.advs], looks=p.looks)
     for w in findings.tables.get("unverified_pairs", []):
         say(f"warning: {w}")

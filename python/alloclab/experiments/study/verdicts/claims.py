@@ -21,8 +21,8 @@ from alloclab import stats
 from alloclab.core.results.findings import Verdict
 from alloclab.experiments.study.verdicts.data import (StudyData, aa, best_allocator, gain, geo_effect, paired,
                                                       per_repeat, slowdown)
-from alloclab.experiments.study.verdicts.rules import AtLeast, AtMost, Band, around, judge, spread_words
-from alloclab.experiments.workloads import PAPER_TABLE3
+from alloclab.experiments.study.verdicts.rules import DECISIVE, AtLeast, AtMost, Band, around, judge, spread_words
+from alloclab.experiments.workloads import PAPER_TABLE3, find
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,6 +334,16 @@ def _weight_note(c: Claim, d: StudyData, what: str) -> str | None:
             "their paper program's: " + ", ".join(off))
 
 
+def _stand_in_words(c: Claim) -> str | None:
+    """Why claim C gets no decisive verdict: a workload it weighs as a program its catalog row is not
+    calibrated to (the stand-ins' calibration, docs/study.md); None when every one is."""
+    other = [(w, prog) for w, prog in c.weigh_as if find(w).paper_program != prog]
+    if not other:
+        return None
+    return "; ".join(f"{w} is calibrated to {find(w).paper_program}, not {prog}: no stand-in for {prog}, "
+                     "so no decisive verdict" for w, prog in other)
+
+
 def _fill(row: Verdict, c: Claim, d: StudyData, looks: int, stage: int | None):
     """Judge claim C on D into ROW; the Judgement (None when nothing was measured)."""
     values, what, exact = c.measure(d)
@@ -379,6 +389,8 @@ def evaluate(d: StudyData, claims=CLAIMS, staged=(), looks: int = 1) -> list[Ver
             if j is None or j.verdict != "unsettled":
                 break
         row.weight_note = _weight_note(c, d, row.what)
+        if row.verdict in DECISIVE and _stand_in_words(c):
+            row.verdict, row.note = "inconclusive", _stand_in_words(c)
         out.append(row)
     return out
 

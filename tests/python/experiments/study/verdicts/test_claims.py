@@ -203,3 +203,16 @@ def test_a_staged_best_allocator_claim_reruns_only_its_own_program_on_the_first_
     need = claims.unsettled_cells(StudyData(rs))
     assert need["rq2-mudlle"] == [("interp", "custom", "mimalloc", 0), ("interp", "malloc", "glibc", 0),
                                   ("interp", "malloc", "mimalloc", 0)]
+
+
+def test_a_claim_weighed_as_a_program_its_stand_in_is_not_calibrated_to_is_never_decisive():
+    def exact(d):
+        return [0.05], "an exact value inside the band", True
+    claim = claims.Claim("x-gcc", "2026", "a claim about 176.gcc", "5%", rules.around(0.05), exact,
+                         weigh_as=(("compiler", "176.gcc"),))
+    (r,) = claims.evaluate(StudyData([]), claims=(claim,))
+    assert r.verdict == "inconclusive" and "compiler is calibrated to lcc, not 176.gcc" in r.note
+    lcc = claims.Claim("x-lcc", "2026", "a claim about lcc", "5%", rules.around(0.05), exact,
+                       weigh_as=(("compiler", "lcc"),))
+    (r,) = claims.evaluate(StudyData([]), claims=(lcc,))
+    assert r.verdict == "confirmed"
