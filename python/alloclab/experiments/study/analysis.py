@@ -91,16 +91,17 @@ def _rq1(d: StudyData, allocs, advs) -> list:
 
 
 def _rq2(d: StudyData, variants, allocs) -> list:
-    """Region and hybrid variants against naive, clean heap."""
+    """Region and hybrid variants against naive (d.naive: svn's is its emulator), clean heap."""
     out = []
     for w in d.workloads("region", "hybrid"):
+        naive = d.naive(w)
         for v in variants.get(w, []):
-            if v == "malloc":
+            if v == naive:
                 continue
             for a in allocs:
-                x = _ratio_row(d.times(w, v, a, 0), d.times(w, "malloc", a, 0))
+                x = _ratio_row(d.times(w, v, a, 0), d.times(w, naive, a, 0))
                 if x:
-                    out.append({"workload": w, "variant": v, "allocator": a, **x})
+                    out.append({"workload": w, "variant": v, "allocator": a, "naive": naive, **x})
     return out
 
 
