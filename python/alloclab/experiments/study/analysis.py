@@ -106,10 +106,11 @@ def _rq2(d: StudyData, variants, allocs) -> list:
 
 
 def _rq3(d: StudyData, allocs, advs) -> list:
-    """Each variant under littering against its own clean run (region and hybrid)."""
+    """Each variant under littering against its own clean run (region and hybrid; the naive
+    variant is d.naive's, svn's emulator)."""
     out = []
     for w in d.workloads("region", "hybrid"):
-        for v in ("custom", "reap", "malloc"):
+        for v in dict.fromkeys(("custom", "reap", d.naive(w))):
             for a in allocs:
                 for adv in advs:
                     if adv == 0:
