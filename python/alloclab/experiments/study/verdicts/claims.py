@@ -1,5 +1,6 @@
 """The papers' claims: for each, the number a paper reports, the rule that judges it
-(rules.py) and how the same number is measured here (on data.py's StudyData).
+(rules.py) and how the same number is measured here (on data.py's StudyData; the claims of
+deterministic instruments are measured in exact.py).
 
 API::
 
@@ -19,12 +20,11 @@ from typing import Callable
 
 from alloclab import stats
 from alloclab.core.results.findings import Verdict
-from alloclab.experiments import workloads
-from alloclab.experiments.study.verdicts.data import (EMULATOR, NAIVE, StudyData, aa, best_allocator, gain, geo_effect,
+from alloclab.experiments.study.verdicts import exact
+from alloclab.experiments.study.verdicts.data import (NAIVE, StudyData, aa, best_allocator, gain, geo_effect,
                                                       paired, per_repeat, slowdown)
 from alloclab.experiments.study.verdicts.rules import AtLeast, AtMost, Band, UpTo, around, judge, spread_words
 from alloclab.experiments.workloads import PAPER_TABLE3
-from alloclab.measure import cache
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,14 +143,6 @@ def _m_like(variant, label):
     return m
 
 
-def _m_bc(d):
-    fp = d.footprint or {}
-    if not fp.get("custom") or not fp.get("reap"):
-        return [], "server footprint not measured", True
-    return [fp["custom"] / fp["reap"]], \
-        "server (Apache + bc): peak footprint with its pools / with reaps (the workload's accounting)", True
-
-
 # The rq1 microbenchmark: built so that its free list wins (16-byte objects, nothing else), it
 # bounds what a per-class allocator can gain; it is no program with a per-class allocator.
 BUILT_TO_LOSE = ("freelist_micro",)
@@ -163,29 +155,6 @@ def _perclass(d):
     return [w for w in d.workloads("per-class") if w not in BUILT_TO_LOSE]
 
 
-def _catalog_kind(name):
-    return next((w.kind for w in workloads.CATALOG if w.name == name), None)
-
-
-def _region_drag(d):
-    """The drag instrument's rows of the region workloads (2002 Table 4 and Figure 7 measure region
-    programs) with their regions emulated (each object freed when its region is)."""
-    return [x for x in (d.drag or []) if x.get("variant") in (NAIVE, EMULATOR)
-            and (d.kinds.get(x.get("workload")) or _catalog_kind(x.get("workload"))) == "region"
-            and x.get("workload") not in d.partial]
-
-
-def _m_footprint(d):
-    rows = [x for x in _region_drag(d) if x.get("peak_bytes_immediate") and x.get("peak_bytes_actual")]
-    if not rows:
-        return [], "drag not measured", True
-    incs = [x["peak_bytes_actual"] / x["peak_bytes_immediate"] - 1.0 for x in rows]
-    return [sum(incs) / len(incs)], (
-        "peak heap bytes with regions (emulated) over with each object freed at its last use - 1, the program's "
-        "own objects (the drag instrument, small inputs), mean over " +
-        ", ".join(f"{x['workload']} {v * 100:+.1f}%" for x, v in zip(rows, incs))), True
-
-
 def _m_gp_perclass(d):
     ws = _perclass(d)
     lists = [paired(d.times(w, "malloc", "glibc", 0), d.times(w, "custom", "glibc", 0),
@@ -194,50 +163,6 @@ def _m_gp_perclass(d):
     return per_repeat(lists, lambda xs: sum(xs) / len(xs)), \
         (f"share of the programs with a per-class allocator ({', '.join(ws) or 'none measured'}) where naive glibc "
          f"is within 5% of the custom allocator"), False
-
-
-def _m_drag(d):
-    rows = [x for x in _region_drag(d) if x.get("total_drag")]
-    if not rows:
-        return [], "drag not measured", True
-    return [stats.geomean([x["total_drag"] for x in rows])], (
-        "geometric mean of the region workloads' total drag with regions (emulated), the program's own objects "
-        "(objects made before main and never used once it began left out), small inputs under the exact "
-        "instrument: " + ", ".join(f"{x['workload']} {x['total_drag']:.3g}" for x in rows)), True
-
-
-def _cache_ratios(rows, ll: str) -> list:
-    """vam LL misses / glibc LL misses per program, at the last level LL (cachegrind's --LL)."""
-    rows = [r for r in rows if (r.get("geometry") or {}).get("LL") == ll]
-    ratios = []
-    for prog in sorted({r["program"] for r in rows}):
-        v = next((r for r in rows if r["program"] == prog and r["allocator"] == "vam"), None)
-        g = next((r for r in rows if r["program"] == prog and r["allocator"] == "glibc"), None)
-        if v and g and v.get("ll_misses") and g.get("ll_misses"):
-            ratios.append(v["ll_misses"] / g["ll_misses"])
-    return ratios
-
-
-def _m_vam_cache(d):
-    ratios = _cache_ratios(d.cache or [], cache.L2_512K["LL"])
-    if not ratios:
-        return [], "cache misses not measured at the paper's 512 KiB L2", True
-    today = _cache_ratios(d.cache or [], cache.GEOMETRY["LL"])
-    beside = (f"; at a 32 MiB last level ({cache.GEOMETRY['LL']}) {(1.0 - stats.geomean(today)) * 100:+.1f}%"
-              if today else "")
-    return [1.0 - stats.geomean(ratios)], (
-        f"1 - vam LL misses / glibc LL misses, cachegrind at the paper's L2 ({cache.geometry_words(cache.L2_512K)}),"
-        f" geometric mean over {len(ratios)} programs{beside}"), True
-
-
-def _m_vam_frag(d):
-    vals = [x["fragmentation"] for x in (d.frag or []) if x.get("allocator") == "vam"
-            and x.get("adv") in ("Adv_0", 0) and x.get("fragmentation")]
-    if not vals:
-        return [], "fragmentation not measured", True
-    scales = sorted({str(x.get("scale")) for x in (d.frag or []) if x.get("scale")})
-    return [max(vals)], ("vam's largest fragmentation (pages in use / live pages), clean heap"
-                         + (f", gp_mix at scale {', '.join(scales)}" if scales else "")), True
 
 
 def _m_vam_time(d):
@@ -353,17 +278,17 @@ CLAIMS = (
           "others slower", AtLeast(0.0), _m_like("pmr", "std::pmr"),
           null=_n_geo(lambda d: _having(d, "pmr"), ("reap",))),
     Claim("regions-footprint", "2002", "Regions raise peak footprint 6-63% (average 23%) (Table 4)", "6-63%",
-          Band(0.06, 0.63), _m_footprint),
+          Band(0.06, 0.63), exact.m_footprint),
     Claim("bc-footprint", "2002", "Apache's bc module: pools hold 7.4 MB where reaps hold 240 KB", "31x",
-          around(7.4e6 / 240e3), _m_bc, unit="x"),
+          around(7.4e6 / 240e3), exact.m_bc, unit="x"),
     Claim("gp-matches-perclass", "2002", "A general-purpose allocator (Lea) matches most per-class allocators",
           "most (> 50%)", AtLeast(0.5, strict=True), _m_gp_perclass, null=_n_perclass, margin=0.05),
     Claim("drag-regions", "2002", "Programs with regions show drag (176.gcc 1.16, mudlle 1.23, lcc 3.34)",
-          "1.16-3.34", Band(1.16, 3.34, null=1.0), _m_drag, unit="x"),
+          "1.16-3.34", Band(1.16, 3.34, null=1.0), exact.m_drag, unit="x"),
     Claim("vam-locality", "2005", "Vam has fewer cache misses than DLmalloc (L2, on average)", "-39%",
-          around(0.39), _m_vam_cache),
+          around(0.39), exact.m_vam_cache),
     Claim("vam-frag", "2005", "Vam keeps fragmentation low (pages in use / live pages)", "< 1.1",
-          AtMost(1.1), _m_vam_frag, unit="x"),
+          AtMost(1.1), exact.m_vam_frag, unit="x"),
     Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time, null=_n_geo(_all_programs)),
 )
 
