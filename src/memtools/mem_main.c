@@ -8,6 +8,9 @@
  *           with its allocation, last-access and free times.  Time is the
  *           allocation clock: bytes requested so far.  An object's recorded
  *           allocation time is the clock just after its own bytes are counted.
+ *           An object made before the program's `main` began and never used
+ *           once it had (a library's start-up object, such as libstdc++'s
+ *           emergency exception pool) is marked: it is not the program's.
  *
  *  Pages    (Vam §4.4 and §4.6, for `alloclab frag` and `alloclab pages`):
  *           the heap region is every page of the program break and of every
@@ -21,7 +24,10 @@
  *
  * Options:
  *   --out=PREFIX       write PREFIX.<pid>.summary (key value lines), and
- *   --objects=yes|no   PREFIX.<pid>.objects: "alloc last free size freed" per object
+ *   --objects=yes|no   PREFIX.<pid>.objects: "alloc last free size freed startup" per
+ *                      object; startup 1: made before main and not used after main
+ *                      began (always 0 when no function `main` was seen: the summary's
+ *                      main_seen says so)
  *   --trace=yes|no     PREFIX.<pid>.trace: the page trace, little-endian u64 words:
  *                      a page number, or (1<<63 | first page) followed by a
  *                      page count for a discard.
@@ -233,6 +239,7 @@ typedef struct Obj {
   ULong t_alloc, t_last;
   Addr pool; /* 0 for malloc objects */
   struct Obj *pprev, *pnext; /* the pool's objects */
+  Bool startup; /* made before main began, and not used since */
 } Obj;
 
 typedef struct {
@@ -246,6 +253,16 @@ static Obj *last_obj = NULL; /* the last object hit: most accesses repeat it */
 static ULong alloc_clock = 0;      /* bytes allocated so far */
 static ULong live_bytes = 0, max_live_bytes = 0, live_objects = 0, n_objects = 0;
 static ULong unknown_frees = 0, overlaps = 0, pool_objects = 0;
+static Bool in_main = False;       /* the program's main has begun */
+static ULong main_clock = 0;       /* the allocation clock when it did */
+
+/* The program's main begins: objects made from now on, and objects used from now on, are the
+   program's own. */
+static void on_main(void) {
+  if (in_main) return;
+  in_main = True;
+  main_clock = alloc_clock;
+}
 
 static inline SizeT obj_span(const Obj *o) { return o->size ? o->size : 1; }
 
@@ -269,8 +286,8 @@ static void obj_record(const Obj *o, Bool freed) {
   HChar line[128];
   Int n;
   if (!clo_objects) return;
-  n = VG_(snprintf)(line, sizeof line, "%llu %llu %llu %lu %d\n", o->t_alloc, o->t_last, alloc_clock,
-                    (unsigned long)o->size, freed ? 1 : 0);
+  n = VG_(snprintf)(line, sizeof line, "%llu %llu %llu %lu %d %d\n", o->t_alloc, o->t_last, alloc_clock,
+                    (unsigned long)o->size, freed ? 1 : 0, (o->startup && in_main) ? 1 : 0);
   out_bytes(&out_objects, line, n);
 }
 
@@ -296,6 +313,7 @@ static void obj_new(Addr p, SizeT n, Addr pool) {
   o->size = n;
   o->t_alloc = o->t_last = alloc_clock;
   o->pool = pool;
+  o->startup = !in_main;
   o->pprev = o->pnext = NULL;
   if (pool) {
     Pool *pl = VG_(OSetGen_Lookup)(pools, &pool);
@@ -365,6 +383,7 @@ static inline void obj_ref(Addr a) {
   Leaf *l;
   if (o && a - o->start < obj_span(o)) {
     o->t_last = alloc_clock;
+    if (UNLIKELY(o->startup) && in_main) o->startup = False;
     return;
   }
   l = leaf_get(pg_down(a), False);
@@ -372,6 +391,7 @@ static inline void obj_ref(Addr a) {
   o = VG_(OSetGen_Lookup)(objects, &a);
   if (o) {
     o->t_last = alloc_clock;
+    if (UNLIKELY(o->startup) && in_main) o->startup = False;
     last_obj = o;
   }
 }
@@ -404,7 +424,10 @@ static void on_range(Addr a, SizeT n) {
   }
   if (!objs) return;
   VG_(OSetGen_ResetIterAt)(objects, &a); /* the object holding a, or the next one */
-  while ((o = VG_(OSetGen_Next)(objects)) && o->start < a + n) o->t_last = alloc_clock;
+  while ((o = VG_(OSetGen_Next)(objects)) && o->start < a + n) {
+    o->t_last = alloc_clock;
+    if (in_main) o->startup = False;
+  }
 }
 
 static void mem_pre_mem_read(CorePart part, ThreadId tid, const HChar *s, Addr a, SizeT n) {
@@ -424,6 +447,14 @@ static void add_access(IRSB *sb, IRExpr *addr, Int size, IRExpr *guard) {
   addStmtToIRSB(sb, IRStmt_Dirty(di));
 }
 
+/* True when guest address a is the entry of the program's function `main` (looked up only
+   until main has begun: afterwards nothing is left to mark). */
+static Bool is_main_entry(Addr a) {
+  const HChar *name;
+  if (in_main) return False;
+  return VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name) && VG_(strcmp)(name, "main") == 0;
+}
+
 static IRSB *mem_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
                             const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
                             IRType gWordTy, IRType hWordTy) {
@@ -437,6 +468,11 @@ static IRSB *mem_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuest
     IRStmt *st = in->stmts[i];
     if (!st || st->tag == Ist_NoOp) continue;
     switch (st->tag) {
+      case Ist_IMark:
+        if (is_main_entry((Addr)st->Ist.IMark.addr))
+          addStmtToIRSB(out, IRStmt_Dirty(unsafeIRDirty_0_N(0, "alm_main", VG_(fnptr_to_fnentry)(&on_main),
+                                                            mkIRExprVec_0())));
+        break;
       case Ist_WrTmp: {
         IRExpr *e = st->Ist.WrTmp.data;
         if (e->tag == Iex_Load) add_access(out, e->Iex.Load.addr, sizeofIRType(e->Iex.Load.ty), NULL);
@@ -659,10 +695,11 @@ static void mem_fini(Int exitcode) {
                       "clock %llu\nobjects %llu\nlive_objects_at_exit %llu\n"
                       "max_live_bytes %llu\nmax_pages_in_use %llu\npages_in_use_at_exit %llu\n"
                       "heap_refs %llu\ntrace_discards %llu\nunknown_frees %llu\n"
-                      "nested_objects_ignored %llu\npool_objects %llu\n",
+                      "nested_objects_ignored %llu\npool_objects %llu\n"
+                      "main_seen %d\nmain_clock %llu\n",
                       alloc_clock, n_objects, live_objects, max_live_bytes, max_pages_in_use,
                       pages_in_use, heap_refs, trace_discards, unknown_frees, overlaps,
-                      pool_objects);
+                      pool_objects, in_main ? 1 : 0, main_clock);
     if (fd >= 0) {
       VG_(write)(fd, text, n);
       VG_(close)(fd);

@@ -43,6 +43,12 @@ def write(p: Plan, res: dict) -> int:
     total = res["total_drag"]
     print(f"objects: {res['objects']} ({res['objects_never_freed']} never freed), "
           f"{res['bytes_allocated']} bytes allocated")
+    if res.get("startup_objects"):
+        print(f"left out: {res['startup_objects']} start-up objects ({res['startup_bytes']} bytes) made before "
+              "main and never used once it began")
+    elif not res["tool"].get("main_seen"):
+        print("alloclab: note: no function `main` was seen (a stripped program?): start-up objects are counted "
+              "as the program's", file=sys.stderr)
     print(f"total drag: {total if total is not None else 'undefined (no object outlives its allocation)'}")
     inc = res["peak_increase_percent"]
     print(f"peak memory: actual {res['peak_bytes_actual']} bytes, immediate free "

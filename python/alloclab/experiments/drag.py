@@ -13,6 +13,13 @@ after its allocation, if it is never touched).
                   (1.0: every object is freed right after its last use)
     peak bytes  = the most bytes live at once, actual and immediate-free (Table 4)
 
+Both are taken over the program's own objects: an object made before the
+program's main began and never used once it had -- a library's start-up
+object, such as the 72,704-byte emergency exception pool libstdc++ makes
+while it loads -- is left out (the tool marks it; `startup_objects` and
+`startup_bytes` say how many and how large). Such an object would weigh in
+every C++ program's drag, the more the smaller its input.
+
 DIR/drag.json holds the figures (core.results.documents.DRAG), DIR/drag.png
 the memory-over-time plot (Figure 7b): heap bytes against allocation time,
 both curves.
@@ -34,10 +41,22 @@ from alloclab.measure import memtool
 from alloclab.present import plots
 
 
-def analyse(obj: dict, clock_end: int) -> dict:
-    """The drag figures from the tool's object records (memtool.read_objects)."""
+def own(obj: dict) -> dict:
+    """The program's own objects of OBJ: those the tool did not mark as start-up objects."""
     import numpy as np  # heavy: loaded only when drag is measured
 
+    keep = obj.get("startup", np.zeros(len(obj["size"]), dtype=np.int64)) == 0
+    return {k: v[keep] for k, v in obj.items()}
+
+
+def analyse(obj: dict, clock_end: int) -> dict:
+    """The drag figures from the tool's object records (memtool.read_objects), over the program's
+    own objects (own())."""
+    import numpy as np  # heavy: loaded only when drag is measured
+
+    startup = obj.get("startup", np.zeros(len(obj["size"]), dtype=np.int64)) != 0
+    startup_objects, startup_bytes = int(np.sum(startup)), int(np.sum(obj["size"][startup]))
+    obj = own(obj)
     size = obj["size"].astype(np.int64)
     born_after = obj["alloc"].astype(np.int64)  # the clock just after the object's own bytes
     born = born_after - size                     # the clock when its allocation began
@@ -76,6 +95,8 @@ def analyse(obj: dict, clock_end: int) -> dict:
         "objects_never_freed": int(np.sum(obj["freed"] == 0)),
         "objects_never_used": int(np.sum(last == born_after)),
         "bytes_allocated": int(clock_end),
+        "startup_objects": startup_objects,
+        "startup_bytes": startup_bytes,
         "area_actual": area_actual,
         "area_immediate": area_immediate,
         "mean_object_drag": round(float(np.mean(free - last)), 3) if n else 0.0,
@@ -118,7 +139,7 @@ def plot(obj: dict, path: str, title: str) -> bool:
     plt = plots.pyplot()
     if plt is None:
         return False
-    t, act, imm = _thin(*curves(obj))
+    t, act, imm = _thin(*curves(own(obj)))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.step(t, act, where="post", label="actual (freed when the program frees)")
     ax.step(t, imm, where="post", label="freed immediately after last use")

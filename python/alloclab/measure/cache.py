@@ -12,8 +12,10 @@ API::
 
     detect(method="auto") -> "perf" | "cachegrind" | "off"
     measure(cmd, method, preload=(), env=None, workdir=".", tag="run",
-            timeout=None) -> dict     # keys below; raises nothing (errors go in "error")
+            timeout=None, geometry=GEOMETRY) -> dict   # keys below; raises nothing (errors go in "error")
     GEOMETRY                          # {"I1": "32768,8,64", "D1": ..., "LL": ...}
+    L2_512K                           # GEOMETRY with the Vam paper's last level: 512 KiB, 8-way
+    geometry_words(geometry) -> str   # "I1 32768,8,64, D1 ..., LL ..." as the reports print it
 
 measure() returns {"method", "instructions", "d1_misses", "ll_misses",
 "d1_refs", "ll_refs", "error"} (None where the method cannot tell).
@@ -33,9 +35,16 @@ import subprocess
 from alloclab import LabError
 from alloclab.core import runner
 
-# 32 KiB 8-way L1s and a 1 MiB 16-way last level, 64-byte lines: a plain
-# modern core's private caches.
+# 32 KiB 8-way L1s and a 32 MiB 16-way last level, 64-byte lines: a plain
+# modern core's L1s and a server part's shared last level.
 GEOMETRY = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "33554432,16,64"}
+# The same L1s with the last level the Vam paper measured (2005, §4: a Pentium 4's
+# 512 KB 8-way L2 with 64-byte lines).
+L2_512K = {**GEOMETRY, "LL": "524288,8,64"}
+
+
+def geometry_words(geometry: dict) -> str:
+    return ", ".join(f"{k} {geometry[k]}" for k in ("I1", "D1", "LL") if k in geometry)
 METHODS = ("auto", "perf", "cachegrind", "off")
 
 
@@ -86,7 +95,7 @@ def _empty(method: str, error: str | None = None) -> dict:
             "ll_refs": None, "ll_misses": None, "error": error}
 
 
-def _cachegrind(cmd, preload, env, workdir, tag, timeout) -> dict:
+def _cachegrind(cmd, preload, env, workdir, tag, timeout, geometry=GEOMETRY) -> dict:
     res = _empty("cachegrind")
     if not shutil.which("valgrind"):
         res["error"] = "valgrind is not installed"
@@ -96,7 +105,7 @@ def _cachegrind(cmd, preload, env, workdir, tag, timeout) -> dict:
     for old in glob.glob(os.path.join(glob.escape(workdir), f"cachegrind.{tag}.*")):
         os.unlink(old)
     vg = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
-          f"--I1={GEOMETRY['I1']}", f"--D1={GEOMETRY['D1']}", f"--LL={GEOMETRY['LL']}",
+          f"--I1={geometry['I1']}", f"--D1={geometry['D1']}", f"--LL={geometry['LL']}",
           f"--cachegrind-out-file={pattern}", "--"]
     r = runner.run(no_aslr() + vg + list(cmd), preload=preload, env=env, timeout=timeout)
     res["aslr"] = "off (setarch -R)" if no_aslr() else "on (setarch is missing)"
@@ -205,10 +214,11 @@ def no_aslr() -> list[str]:
 
 
 def measure(cmd, method: str, preload=(), env=None, workdir: str = ".", tag: str = "run",
-            timeout: float | None = None) -> dict:
-    """Cache counts of one run of cmd with `method` ("perf" or "cachegrind")."""
+            timeout: float | None = None, geometry: dict = GEOMETRY) -> dict:
+    """Cache counts of one run of cmd with `method` ("perf" or "cachegrind"; GEOMETRY: the
+    caches cachegrind simulates, the machine's own under perf)."""
     if method == "cachegrind":
-        return _cachegrind(cmd, preload, env, workdir, tag, timeout)
+        return _cachegrind(cmd, preload, env, workdir, tag, timeout, geometry)
     if method == "perf":
         return _perf(cmd, preload, env, workdir, tag, timeout)
     return _empty("off")

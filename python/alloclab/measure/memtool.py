@@ -15,7 +15,7 @@ API::
     find_memtools() -> MemTools            # raises LabError when not built
     run(cmd, outdir, name, allocator=None, preload=(), env=None,
         objects=False, trace=False, timeout=None) -> ToolRun   # through core.runner, like every run
-    read_objects(path) -> dict of numpy arrays (alloc, last, free, size, freed)
+    read_objects(path) -> dict of numpy arrays (alloc, last, free, size, freed, startup)
     pagesim(trace, sizes=(), fractions=()) -> dict
 
 The tool, the shim and the simulator are found through alloclab.core.paths (the
@@ -191,15 +191,19 @@ def run(cmd, outdir: str, name: str, allocator: Allocator | None = None, preload
 
 def read_objects(path: str) -> dict:
     """PREFIX.objects as numpy arrays: alloc, last, free (allocation-clock
-    times), size (requested bytes), freed (1 when the program freed it)."""
+    times), size (requested bytes), freed (1 when the program freed it),
+    startup (1 when it was made before main and not used after main began;
+    all 0 from a tool that wrote five columns)."""
     import numpy as np  # heavy, and only drag reads objects
 
     with open(path, "rb") as f:
         data = f.read()
     flat = np.array(data.split(), dtype=np.int64) if data.strip() else np.zeros(0, dtype=np.int64)
-    rows = flat.reshape(-1, 5)
+    first = data.split(b"\n", 1)[0].split()
+    rows = flat.reshape(-1, 6 if len(first) == 6 else 5)
+    startup = rows[:, 5] if rows.shape[1] == 6 else np.zeros(rows.shape[0], dtype=np.int64)
     return {"alloc": rows[:, 0], "last": rows[:, 1], "free": rows[:, 2], "size": rows[:, 3],
-            "freed": rows[:, 4]}
+            "freed": rows[:, 4], "startup": startup}
 
 
 def pagesim(trace: str, sizes=(), fractions=(), tools: MemTools | None = None) -> dict:

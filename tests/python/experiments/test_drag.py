@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT, TOOL_HELPERS, run_cli
@@ -125,11 +126,56 @@ int main() {
     r = memtool.run([str(exe)], str(tmp_path), "t", objects=True, tools=tools)
     obj = memtool.read_objects(r.prefix + ".objects")
     sizes = obj["size"].tolist()
-    # libstdc++ allocates its emergency exception pool first: one more object.
+    # libstdc++ allocates its emergency exception pool first: one more object, made before main
+    # and never used once main began, which the tool marks as a start-up object.
     mine = [s for s in sizes if s in (100, 300)]
     assert sorted(mine) == [100, 100, 300]
     assert r.summary["unknown_frees"] == 0
     assert r.summary["live_objects_at_exit"] == len(sizes) - 3
+    assert r.summary["main_seen"] == 1
+    startup = [s for s, f in zip(sizes, obj["startup"].tolist()) if f]
+    assert startup and sorted(startup) == sorted(s for s in sizes if s not in (100, 300))
+    assert sorted(s for s, f in zip(sizes, obj["startup"].tolist()) if not f) == [100, 100, 300]
+
+
+# A start-up object made by a constructor before main and never used again, one made before main
+# and used in main, and one made in main; the first is not the program's.
+STARTUP_PROG = TOOL_HELPERS + r"""
+static char *early_unused, *early_used;
+__attribute__((constructor)) static void early(void) {
+  early_unused = al(4000); touch(early_unused, 4000);
+  early_used = al(300); touch(early_used, 300);
+}
+int main(void) {
+  char *m = al(100); touch(m, 100);
+  touch(early_used, 1);
+  rel(m);
+  return 0;
+}
+"""
+
+
+def test_an_object_made_before_main_and_never_used_in_it_is_left_out_of_the_drag(tools, cbuild, tmp_path):
+    exe = cbuild(STARTUP_PROG, "drag_startup")
+    r = memtool.run([exe], str(tmp_path), "t", objects=True, tools=tools)
+    obj = memtool.read_objects(r.prefix + ".objects")
+    flags = dict(zip(obj["size"].tolist(), obj["startup"].tolist()))
+    assert flags == {4000: 1, 300: 0, 100: 0}
+    assert r.summary["main_seen"] == 1 and r.summary["main_clock"] == 4300
+    res = drag.analyse(obj, r.summary["clock"])
+    assert res["objects"] == 2 and res["startup_objects"] == 1 and res["startup_bytes"] == 4000
+    # early_used: clock 4000 -> 4300, last used at 4400, never freed (end 4400); m: 4300 -> 4400, freed at once
+    assert res["area_actual"] == 300 * 400 + 100 * 100
+    assert res["area_immediate"] == 300 * 400 + 100 * 100
+    assert res["total_drag"] == 1.0
+
+
+def test_the_drag_figures_leave_out_marked_start_up_objects():
+    obj = {"alloc": np.array([72704, 72804]), "last": np.array([72704, 72804]), "free": np.array([72904, 72904]),
+           "size": np.array([72704, 100]), "freed": np.array([0, 1]), "startup": np.array([1, 0])}
+    res = drag.analyse(obj, 72904)
+    assert res["objects"] == 1 and res["startup_bytes"] == 72704
+    assert res["peak_bytes_actual"] == 100 and res["area_actual"] == 100 * 200 and res["area_immediate"] == 100 * 100
 
 
 @pytest.fixture(scope="module")

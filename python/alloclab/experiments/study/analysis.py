@@ -92,24 +92,26 @@ def _rq1(d: StudyData, allocs, advs) -> list:
 
 
 def _rq2(d: StudyData, variants, allocs) -> list:
-    """Region and hybrid variants against naive, clean heap."""
+    """Region and hybrid variants against naive (d.naive: svn's is its emulator), clean heap."""
     out = []
     for w in d.workloads("region", "hybrid"):
+        naive = d.naive(w)
         for v in variants.get(w, []):
-            if v == "malloc":
+            if v == naive:
                 continue
             for a in allocs:
-                x = _ratio_row(d.times(w, v, a, 0), d.times(w, "malloc", a, 0))
+                x = _ratio_row(d.times(w, v, a, 0), d.times(w, naive, a, 0))
                 if x:
-                    out.append({"workload": w, "variant": v, "allocator": a, **x})
+                    out.append({"workload": w, "variant": v, "allocator": a, "naive": naive, **x})
     return out
 
 
 def _rq3(d: StudyData, allocs, advs) -> list:
-    """Each variant under littering against its own clean run (region and hybrid)."""
+    """Each variant under littering against its own clean run (region and hybrid; the naive
+    variant is d.naive's, svn's emulator)."""
     out = []
     for w in d.workloads("region", "hybrid"):
-        for v in ("custom", "reap", "malloc"):
+        for v in dict.fromkeys(("custom", "reap", d.naive(w))):
             for a in allocs:
                 for adv in advs:
                     if adv == 0:

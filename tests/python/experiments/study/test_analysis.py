@@ -5,7 +5,7 @@ import pytest
 
 from conftest import study_rows
 
-from alloclab.experiments.study.analysis import general_summary
+from alloclab.experiments.study.analysis import _rq2, _rq3, general_summary
 from alloclab.experiments.study.text import summary_lines
 from alloclab.experiments.study.verdicts.data import StudyData
 
@@ -43,3 +43,17 @@ def test_an_allocator_missing_a_program_is_not_ranked_on_fewer():
     names = [r["allocator"] for r in general_summary(d, [("a", "malloc"), ("b", "malloc")],
                                                            ["glibc", "tcmalloc", "vam"], [0])]
     assert names == ["glibc", "vam"]
+
+
+def test_a_region_program_without_a_malloc_variant_is_compared_with_its_emulator_in_rq2_and_rq3():
+    spec = {("svn", "custom", "glibc", 0): [1.0] * 3, ("svn", "emulator", "glibc", 0): [1.2] * 3,
+            ("svn", "custom", "glibc", 3): [1.1] * 3, ("svn", "emulator", "glibc", 3): [1.5] * 3}
+    rs = study_rows(spec)
+    for r in rs:
+        r.kind = "region"
+    d = StudyData(rs)
+    rq2 = _rq2(d, {"svn": ["emulator", "custom"]}, ["glibc"])
+    assert [(x["variant"], x["naive"]) for x in rq2] == [("custom", "emulator")]
+    assert rq2[0]["median"] == pytest.approx(1.0 / 1.2)
+    rq3 = {x["variant"]: x["median"] for x in _rq3(d, ["glibc"], [0, 3])}
+    assert rq3 == pytest.approx({"custom": 1.1, "emulator": 1.5 / 1.2})

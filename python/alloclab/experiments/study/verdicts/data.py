@@ -20,7 +20,16 @@ API::
     AGAIN, again(name), is_again(name)         # the null's second label
     paired(a, b, f) / gain(...) / slowdown(...) / per_repeat(lists, combine) / geo_effect(effects)
     aa(d, workload, variants, adv=0) -> list   # the null of one program (variants: a tuple), per repeat
-    best_allocator(data, workloads, variant="malloc") -> str | None
+    best_allocator(data, workloads) -> str | None
+    NAIVE, EMULATOR                            # the naive variants: 2026 Table 4's build, the 2002 emulator
+
+Which variant is a program's naive one (StudyData.naive): the claims of the 2026 paper compare a
+custom allocator with `malloc`, the naive build of its Table 4; the 2002 paper compared region
+programs with its region emulator (every region allocation a malloc, all freed when the region
+is), so its claims take a region program's `emulator` variant where the run has one. A region
+program without a `malloc` variant (Subversion, whose pools are switched off only by the
+emulator) has the emulator as its naive variant for both papers: it is what 2026's naive build
+of a region allocator is too (one malloc per object, freed when the region is).
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from alloclab import stats
 AGAIN = "~again"          # the null's twin: "glibc~again" is glibc's clean cell measured a second time
 NULL_ALLOCATOR = "glibc"  # the allocator whose clean cell is measured twice (every program runs on it)
 MEASURES = ("program_cpu_s", "program_inproc_s", "program_s")
+NAIVE = "malloc"          # 2026 Table 4's naive build of a program
+EMULATOR = "emulator"     # the 2002 region emulator
 
 
 def again(name: str) -> str:
@@ -59,7 +70,7 @@ class StudyData:
     best: str | None = None         # the best allocator, when fixed by the first rounds (staged looks)
 
     def __post_init__(self):
-        self._t, self._null, self._rss = {}, {}, {}
+        self._t, self._null, self._rss, self._variants = {}, {}, {}, {}
         self._trace: set | None = None
         ok = [r for r in self.rows if r.ok and r.stage in self.stages]
         self.time_measure = next((m for m in MEASURES if ok and all(getattr(r, m) is not None for r in ok)),
@@ -71,6 +82,7 @@ class StudyData:
                 self._null.setdefault(cell, {})[rep] = float(getattr(r, self.time_measure))
                 continue
             cell = (r.workload, r.variant, r.allocator, int(r.adv))
+            self._variants.setdefault(r.workload, set()).add(r.variant)
             self._rss.setdefault(cell, {})[rep] = float(r.max_rss_kb)
             t = getattr(r, self.time_measure)
             if t is not None:
@@ -100,6 +112,15 @@ class StudyData:
             self._trace.add((workload, variant, NULL_ALLOCATOR, int(adv)))
         return (self._t.get((workload, variant, NULL_ALLOCATOR, int(adv))) or {},
                 self._null.get((workload, variant, NULL_ALLOCATOR, int(adv))) or {})
+
+    def naive(self, workload, emulator_first: bool = False) -> str:
+        """The variant WORKLOAD's custom allocator is compared with: NAIVE, or EMULATOR for a
+        program that ran the emulator and no NAIVE; with EMULATOR_FIRST (the 2002 comparisons)
+        EMULATOR wherever it ran. NAIVE when neither ran (the cells read are then empty)."""
+        have = self._variants.get(workload, set())
+        if EMULATOR in have and (emulator_first or NAIVE not in have):
+            return EMULATOR
+        return NAIVE
 
     def rss(self, workload, variant, allocator, adv) -> dict:
         """(stage, repeat) -> peak RSS in KiB."""
@@ -152,16 +173,16 @@ def geo_effect(effects: list) -> float:
     return stats.geomean([1.0 + e for e in effects]) - 1.0
 
 
-def best_allocator(d: StudyData, workloads, variant="malloc") -> str | None:
-    """The allocator whose naive runs are fastest (geometric mean over the workloads that have
-    VARIANT, Adv_0: a real program's naive variant may be another, svn's emulator); d.best when
-    the study's first rounds fixed it (a staged look judges on the allocator they chose)."""
+def best_allocator(d: StudyData, workloads) -> str | None:
+    """The allocator whose naive runs (d.naive: svn's is its emulator) are fastest, geometric mean
+    over the workloads whose naive variant ran, Adv_0; d.best when the study's first rounds fixed
+    it (a staged look judges on the allocator they chose)."""
     if d.best:
         return d.best
-    workloads = [w for w in workloads if any(d.times(w, variant, a, 0) for a in d.allocators())]
+    workloads = [w for w in workloads if any(d.times(w, d.naive(w), a, 0) for a in d.allocators())]
     best, best_t = None, None
     for a in d.allocators():
-        ts = [stats.median(d.times(w, variant, a, 0).values()) for w in workloads]
+        ts = [stats.median(d.times(w, d.naive(w), a, 0).values()) for w in workloads]
         if not ts or any(t is None for t in ts):
             continue
         g = stats.geomean(ts)

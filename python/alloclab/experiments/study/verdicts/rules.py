@@ -41,7 +41,7 @@ simulators) give one exact value: their interval is that value, with no null.
 
 API::
 
-    Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0) | around(value)
+    Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0) | UpTo(hi) | around(value)
     judge(rule, values, null=None, exact=False, looks=1, margin=None) -> Judgement | None
     noise_floor(null_values, level=LEVEL) -> float | None
     widen(low, high, floor) -> (low, high)
@@ -135,6 +135,28 @@ class AtLeast:
             return "confirmed"
         if (high < self.lo or (high == self.lo and self.strict)) and low > self.null:
             return "weaker"  # below the bound, and an effect: the spread clears the null
+        return "inconclusive"
+
+
+@dataclasses.dataclass(frozen=True)
+class UpTo:
+    """The paper reports an effect of up to hi, its largest: an effect (above no effect) no larger
+    than hi. Larger is stronger; none, or the opposite one, refutes it."""
+    hi: float
+    effect = True
+
+    def text(self) -> str:
+        return (_UNSETTLED + f"otherwise confirmed if {_SPREAD} lies wholly above 0 and at most {self.hi:.3g}; "
+                f"stronger if all of it is above {self.hi:.3g}; refuted if all of it is at or below 0; "
+                f"otherwise inconclusive")
+
+    def judge(self, low: float, high: float) -> str:
+        if high <= 0.0:
+            return "refuted"
+        if low > 0.0 and high <= self.hi:
+            return "confirmed"
+        if low > self.hi:
+            return "stronger"
         return "inconclusive"
 
 

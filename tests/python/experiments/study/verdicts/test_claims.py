@@ -188,6 +188,12 @@ def test_every_timed_claim_has_a_null_and_every_rule_text_names_what_its_code_do
         text = c.rule.text()
         assert "widened by the noise floor" in text
         assert ("unsettled" in text) == c.rule.effect
+    # "up to 44%" is an effect no larger than 44%: regions losing refute it
+    up = next(c for c in claims.CLAIMS if c.id == "rq2-2002").rule.text()
+    assert "above 0 and at most 0.44" in up and "refuted if all of it is at or below 0" in up
+    # the deterministic claims rest on one exact value: no null
+    exact = {"regions-footprint", "drag-regions", "vam-locality", "bc-footprint", "vam-frag"}
+    assert not any(c.null for c in claims.CLAIMS if c.id in exact)
 
 
 def test_a_staged_best_allocator_claim_reruns_only_its_own_program_on_the_first_rounds_best():
@@ -216,3 +222,103 @@ def test_a_claim_weighed_as_a_program_its_stand_in_is_not_calibrated_to_is_never
                        weigh_as=(("compiler", "lcc"),))
     (r,) = claims.evaluate(StudyData([]), claims=(lcc,))
     assert r.verdict == "confirmed"
+
+
+# ---------------------------------------------------------------- five claims measured as their papers measured
+# The 2002 regions against the region emulator, peak footprint against freeing at last use, drag of
+# the program's own objects, per-class programs only, the Vam paper's 512 KiB L2; and a region
+# program whose naive variant is its emulator (svn) counted where regions meet naive allocation.
+
+KINDS = {"interp": "region", "compiler": "region", "server": "region", "svn": "region",
+         "compiler_partial": "region", "xalloc_parser": "hybrid", "mempool_iter": "hybrid",
+         "boxed_sim": "per-class", "freelist_micro": "per-class", "sqlite3": "per-class", "python3": "general"}
+
+
+def rows(spec):
+    rs = study_rows(spec)
+    for r in rs:
+        r.kind = KINDS[r.workload]
+    return rs
+
+
+def verdict(d, cid):
+    return next(x for x in claims.evaluate(d) if x.id == cid)
+
+
+def region_times(gains, variant="emulator", workload_variants=None):
+    """Custom at 1.0 and VARIANT at 1 + gain per repeat, on glibc, clean heap, per workload."""
+    spec = {}
+    for w, g in gains.items():
+        spec[(w, "custom", "glibc", 0)] = [1.0] * len(g)
+        spec[(w, (workload_variants or {}).get(w, variant), "glibc", 0)] = [1.0 + x for x in g]
+    return spec
+
+
+# ---------------------------------------------------------------- rq2-2002: against the region emulator
+
+def test_rq2_2002_regions_losing_everywhere_is_refuted_not_confirmed():
+    """The old rule (at most 44%) confirmed this: regions slower than the emulator on every program."""
+    d = StudyData(rows(region_times({"interp": [-0.10, -0.12, -0.11], "compiler": [-0.05, -0.06, -0.04]})))
+    r = verdict(d, "rq2-2002")
+    assert r.verdict == "refuted"
+    assert "region emulator" in r.what and "interp (emulator)" in r.what
+
+
+def test_rq2_2002_a_win_within_44_percent_is_confirmed_and_a_larger_one_stronger():
+    d = StudyData(rows(region_times({"interp": [0.20, 0.25, 0.22], "compiler": [0.05, 0.06, 0.04]})))
+    assert verdict(d, "rq2-2002").verdict == "confirmed"
+    d = StudyData(rows(region_times({"interp": [0.60, 0.65, 0.62]})))
+    assert verdict(d, "rq2-2002").verdict == "stronger"
+
+
+def test_rq2_2002_takes_the_emulator_where_it_ran_and_only_wholly_regioned_programs():
+    spec = region_times({"interp": [0.20, 0.21, 0.22]})
+    spec[("interp", "malloc", "glibc", 0)] = [1.9, 1.9, 1.9]            # the 2026 naive build: not 2002's
+    spec.update(region_times({"xalloc_parser": [0.9, 0.9, 0.9]}, "malloc"))      # hybrid: not a 2002 region
+    spec.update(region_times({"compiler_partial": [0.9, 0.9, 0.9]}))              # partly regioned: 2026's Clang
+    rs = rows(spec)
+    r = verdict(StudyData(rs, partial=("compiler_partial",)), "rq2-2002")
+    assert r.verdict == "confirmed" and r.high == pytest.approx(0.22)
+    assert "xalloc_parser" not in r.what and "compiler_partial" not in r.what
+
+
+def test_rq2_2002_within_the_nulls_largest_is_unsettled():
+    spec = region_times({"interp": [0.01, 0.02, 0.015]})
+    spec[("interp", "malloc", "glibc", 0)] = [1.0] * 3
+    spec[("interp", "malloc", "glibc~again", 0)] = [1.04, 0.97, 1.0]
+    r = verdict(StudyData(rows(spec)), "rq2-2002")
+    assert r.verdict == "unsettled" and r.noise_floor == pytest.approx(0.04)
+
+
+# ---------------------------------------------------------------- svn's emulator is its naive variant
+
+def test_a_region_program_whose_naive_variant_is_its_emulator_counts_where_regions_meet_naive():
+    spec = {}
+    for w, naive, t in (("interp", "malloc", 1.10), ("svn", "emulator", 1.40)):
+        for a in ("glibc", "mimalloc"):
+            spec[(w, "custom", a, 0)] = [1.0] * 3
+            spec[(w, naive, a, 0)] = [t] * 3
+    d = StudyData(rows(spec))
+    assert d.naive("svn") == "emulator" and d.naive("interp") == "malloc"
+    assert d.naive("interp", emulator_first=True) == "malloc"          # no emulator ran for interp
+    gap = verdict(d, "rq2-gap")
+    assert "svn (emulator)" in gap.what and gap.high == pytest.approx(0.40)
+    assert gap.verdict == "refuted"                                    # 40% > 15%: svn decides it
+    r2002 = verdict(d, "rq2-2002")
+    assert "svn (emulator)" in r2002.what and r2002.verdict == "confirmed"
+
+
+# ---------------------------------------------------------------- gp-matches-perclass
+
+def test_gp_matches_perclass_leaves_out_the_microbenchmark_built_to_lose():
+    spec = {("boxed_sim", "custom", "glibc", 0): [1.0] * 3, ("boxed_sim", "malloc", "glibc", 0): [1.02] * 3,
+            ("freelist_micro", "custom", "glibc", 0): [1.0] * 3, ("freelist_micro", "malloc", "glibc", 0): [1.3] * 3,
+            ("sqlite3", "custom", "glibc", 0): [1.0] * 3, ("sqlite3", "malloc", "glibc", 0): [1.01] * 3,
+            ("python3", "custom", "glibc", 0): [1.0] * 3, ("python3", "malloc", "glibc", 0): [1.5] * 3}
+    r = verdict(StudyData(rows(spec)), "gp-matches-perclass")
+    assert r.measured == pytest.approx(1.0) and r.verdict == "confirmed"
+    assert "boxed_sim, sqlite3" in r.what
+    assert "freelist_micro" not in r.what and "python3" not in r.what   # pymalloc: small-object general-purpose
+    # the old measure counted the microbenchmark: one of two per-class programs, not most
+    only = {k: v for k, v in spec.items() if k[0] in ("boxed_sim", "freelist_micro")}
+    assert verdict(StudyData(rows(only)), "gp-matches-perclass").measured == pytest.approx(1.0)

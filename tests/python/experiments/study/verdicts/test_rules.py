@@ -31,6 +31,13 @@ def test_rules_at_their_edges():
     assert rules.AtLeast(1.0).judge(-0.2, 0.8) == "inconclusive"
     assert rules.AtLeast(1.0).judge(0.0, 0.8) == "inconclusive"
     assert rules.AtLeast(0.5, strict=True).judge(0.0, 0.5) == "inconclusive"
+    # "up to 44%": an effect, no larger than the paper's largest
+    assert rules.UpTo(0.44).judge(0.01, 0.44) == "confirmed"
+    assert rules.UpTo(0.44).judge(0.0, 0.30) == "inconclusive"     # reaching no effect: may be none
+    assert rules.UpTo(0.44).judge(-0.2, -0.01) == "refuted"        # regions losing
+    assert rules.UpTo(0.44).judge(-0.2, 0.0) == "refuted"
+    assert rules.UpTo(0.44).judge(0.30, 0.50) == "inconclusive"
+    assert rules.UpTo(0.44).judge(0.45, 0.60) == "stronger"
 
 
 # ---------------------------------------------------------------- judged against the null
@@ -81,6 +88,16 @@ def test_claims_of_at_most_are_never_unsettled_but_judged_widened():
     assert verdict([0.25, 0.30, 0.35], rule=rules.AtMost(0.15)) == "refuted"        # widened low 19%
     assert verdict([0.01, 0.02, 0.03], rule=rules.AtLeast(0.0)) == "unsettled"
     assert verdict([0.06, 0.07, 0.08], rule=rules.AtLeast(0.0)) == "confirmed"
+
+
+def test_an_up_to_claim_is_an_effect_claim_unsettled_within_the_noise():
+    up = rules.UpTo(0.44)
+    assert verdict([0.01, 0.02, 0.04], rule=up) == "unsettled"
+    assert verdict([0.20, 0.25, 0.30], rule=up) == "confirmed"
+    assert verdict([-0.30, -0.25, -0.20], rule=up) == "refuted"
+    assert verdict([0.40, 0.41, 0.42], rule=up) == "inconclusive"               # widened high 49%
+    text = up.text()
+    assert "unsettled" in text and "above 0 and at most 0.44" in text and "stronger" in text
 
 
 def test_a_margin_claim_is_unsettled_when_the_noise_reaches_its_margin():
