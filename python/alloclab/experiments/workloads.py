@@ -31,6 +31,7 @@ API::
 
     CATALOG, PAPER_TABLE3
     find(name) -> Workload
+    feeds(name, paper) -> bool        # whether workload `name` may feed PAPER's rules
     binary(name) -> str | None
     workload_dirs() -> list[str]
     accepted_variants(name) -> tuple
@@ -56,6 +57,9 @@ class Workload:
     paper_program: str   # key into PAPER_TABLE3, or "" when Table 3 has no row for it
     variants: tuple      # every --alloc value it accepts; the naive one first
     partial: bool = False  # only part of its allocations go through the custom allocator
+    # the papers ("2002", "2026", "2005") with a counterpart of this program: the only ones whose
+    # rules it feeds; None: not sorted yet, it feeds every paper's rules
+    papers: tuple | None = None
 
 
 KINDS = ("per-class", "region", "hybrid", "general")
@@ -126,6 +130,14 @@ CATALOG: tuple[Workload, ...] = (
     Workload("mempool_iter", "hybrid",
              "Blender's BLI_mempool under the sculpt brush (2026): a pool with free and iteration",
              "", ("malloc", "custom", "reap") + _LIKE),
+    # the programs where the 2026 paper found no effect (RQ2 on vpr, RQ3 on both)
+    Workload("vpr", "region",
+             "175.vpr: FPGA placement by annealing, its netlist in a chunked region; compute-bound, few objects",
+             "175.vpr", ("malloc", "custom", "reap", "emulator") + _LIKE, papers=("2002", "2026")),
+    Workload("geometry_nodes", "region",
+             "Blender's geometry_nodes (2026): a node tree per frame in a LinearAllocator, 18k live objects, "
+             "70% over 64 bytes",
+             "", ("malloc", "custom", "reap", "emulator") + _LIKE, papers=("2026",)),
     Workload("bignum_factor", "general",
              "cfrac: continued-fraction factoring with bignums, many short-lived numbers of many small sizes",
              "", ("malloc", "reap")),
@@ -140,6 +152,16 @@ def find(name: str) -> Workload:
         if w.name == name:
             return w
     raise LabError(f"no workload named {name!r} (known: {', '.join(w.name for w in CATALOG)})")
+
+
+def feeds(name: str, paper: str) -> bool:
+    """Whether workload NAME may feed the rules of PAPER ("2002", "2026", "2005"): False only for a
+    catalog row that names its papers and not this one (anything else -- a real program, a row not
+    sorted yet -- feeds every paper)."""
+    for w in CATALOG:
+        if w.name == name:
+            return w.papers is None or paper in w.papers
+    return True
 
 
 def workload_dirs() -> list[str]:
