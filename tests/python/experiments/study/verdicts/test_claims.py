@@ -182,7 +182,8 @@ def test_every_timed_claim_has_a_null_and_every_rule_text_names_what_its_code_do
              "rq2-mudlle", "rq2-parser", "rq2-2002", "rq3-mudlle-mimalloc", "rq3-parser-mimalloc",
              "rq3-gcc-mimalloc", "rq3-mudlle-glibc", "rq3-parser-glibc", "rq3-resilient", "rq3-partial-mimalloc",
              "rq3-partial-glibc", "reaps-vs-regions", "reaps-vs-talloc", "reaps-vs-apr", "reaps-vs-pmr",
-             "gp-matches-perclass", "vam-time"}
+             "gp-matches-perclass", "vam-time", "rq2-vpr", "rq2-geometry", "rq3-vpr-little",
+             "rq3-geometry-little"}
     assert {c.id for c in claims.CLAIMS if c.null} == timed
     for c in claims.CLAIMS:
         text = c.rule.text()
