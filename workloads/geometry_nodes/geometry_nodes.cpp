@@ -41,18 +41,12 @@ namespace {
 // Blender's LinearAllocator, as the paper describes it (Algorithms 1 and 2).
 class LinearAllocator {
  public:
-  ~LinearAllocator() {
-    for (Buffer *b = buffers_; b;) {
-      Buffer *prev = b->prev;
-      std::free(b);
-      b = prev;
-    }
-  }
+  ~LinearAllocator() { wl::release_blocks(buffers_); }
   void *allocate(std::size_t n) {
     n = (n + 15) & ~std::size_t{15};
-    if (n > kLargeThreshold) return own_buffer(n)->data;
+    if (n > kLargeThreshold) return wl::hold_block(buffers_, n, "linear allocator")->data;
     if (static_cast<std::size_t>(limit_ - next_) < n) {
-      Buffer *b = own_buffer(next_chunk_);
+      wl::HeldBlock *b = wl::hold_block(buffers_, next_chunk_, "linear allocator");
       next_ = b->data;
       limit_ = b->data + next_chunk_;
       if (next_chunk_ < kMaxChunk) next_chunk_ *= 2;
@@ -65,18 +59,7 @@ class LinearAllocator {
  private:
   static constexpr std::size_t kLargeThreshold = 4096;
   static constexpr std::size_t kMaxChunk = 64 * 1024;
-  struct Buffer {
-    Buffer *prev;
-    std::size_t pad;
-    alignas(16) char data[];
-  };
-  Buffer *own_buffer(std::size_t n) {
-    Buffer *b = static_cast<Buffer *>(wl::check(std::malloc(sizeof(Buffer) + n), "linear allocator"));
-    b->prev = buffers_;
-    buffers_ = b;
-    return b;
-  }
-  Buffer *buffers_ = nullptr;
+  wl::HeldBlock *buffers_ = nullptr;  // chunks and large buffers alike
   char *next_ = nullptr, *limit_ = nullptr;
   std::size_t next_chunk_ = 4096;
 };
@@ -139,14 +122,7 @@ struct CurveGeometry {
 constexpr int kElements = 2570;  // the for-each zone's elements (seed curves)
 constexpr int kDipoles = 3;
 
-std::uint32_t hash32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
+std::uint32_t hash32(std::uint32_t x) { return static_cast<std::uint32_t>(wl::mix(x)); }
 
 float hash_float(std::uint32_t a, std::uint32_t b) { return static_cast<float>(hash32(a * 0x9e3779b9u ^ b) >> 8) * 0x1.0p-24f; }
 

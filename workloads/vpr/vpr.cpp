@@ -43,9 +43,7 @@ class ChunkRegion {
     n = (n + 7) & ~std::size_t{7};
     if (n > kChunk / 4) return own(n);
     if (static_cast<std::size_t>(limit_ - next_) < n) {
-      Block *b = static_cast<Block *>(wl::check(std::malloc(sizeof(Block) + kChunk), "chunk"));
-      b->prev = blocks_;
-      blocks_ = b;
+      wl::HeldBlock *b = wl::hold_block(chunks_, kChunk, "chunk");
       next_ = b->data;
       limit_ = b->data + kChunk;
     }
@@ -54,35 +52,16 @@ class ChunkRegion {
     return p;
   }
   void release() {
-    while (blocks_) {
-      Block *b = blocks_;
-      blocks_ = b->prev;
-      std::free(b);
-    }
+    wl::release_blocks(chunks_);
+    wl::release_blocks(large_);
     next_ = limit_ = nullptr;
   }
 
  private:
   static constexpr std::size_t kChunk = 32 * 1024 - 32;
-  struct Block {
-    Block *prev;
-    std::size_t pad;
-    alignas(16) char data[];
-  };
-  void *own(std::size_t n) {
-    Block *b = static_cast<Block *>(wl::check(std::malloc(sizeof(Block) + n), "chunk"));
-    // behind the current chunk, so the bump pointer keeps its place
-    if (blocks_) {
-      b->prev = blocks_->prev;
-      blocks_->prev = b;
-    } else {
-      b->prev = nullptr;
-      blocks_ = b;
-      next_ = limit_ = b->data + n;  // full: the next small request takes a new chunk
-    }
-    return b->data;
-  }
-  Block *blocks_ = nullptr;
+  // a large request on its own block, on a list of its own, so the bump pointer keeps its place
+  void *own(std::size_t n) { return wl::hold_block(large_, n, "chunk")->data; }
+  wl::HeldBlock *chunks_ = nullptr, *large_ = nullptr;
   char *next_ = nullptr, *limit_ = nullptr;
 };
 
