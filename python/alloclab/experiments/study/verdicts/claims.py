@@ -332,14 +332,14 @@ CLAIMS = (
           "to its regions", "~0% (taken as <= 5%)", AtMost(0.05), _m_rq2_one("vpr", "175.vpr"),
           null=_n_one("vpr")),
     Claim("rq2-geometry", "2026", "geometry_nodes' LinearAllocator beats naive allocation by 14% on the best "
-          "allocator (mimalloc)", "14%", around(0.14), _m_rq2_one("geometry_nodes", "geometry_nodes"),
+          "allocator (mimalloc)", "14%", around(0.14), _m_rq2_one("geometry_nodes", "Blender LinearAllocator"),
           null=_n_one("geometry_nodes")),
     Claim("rq3-vpr-little", "2026", "175.vpr sees little impact from littering, whatever the allocator (naive, Adv_3)",
           "little (taken as <= 10%, under mudlle's 18%)", AtMost(0.10), _m_rq3_little("vpr", "175.vpr"),
           null=_n_drawn_max("vpr")),
     Claim("rq3-geometry-little", "2026", "geometry_nodes sees little impact from littering, whatever the allocator "
           "(naive, Adv_3)", "little (taken as <= 10%, under mudlle's 18%)", AtMost(0.10),
-          _m_rq3_little("geometry_nodes", "geometry_nodes"), null=_n_drawn_max("geometry_nodes")),
+          _m_rq3_little("geometry_nodes", "Blender LinearAllocator"), null=_n_drawn_max("geometry_nodes")),
 )
 
 
@@ -403,7 +403,9 @@ def for_paper(d: StudyData, paper: str) -> StudyData:
     drop = {w for w in d.kinds if not feeds(w, paper)}
     if not drop:
         return d
-    keep = lambda items: None if items is None else [x for x in items if _program_of(x) not in drop]  # noqa: E731
+
+    def keep(items):
+        return None if items is None else [x for x in items if _program_of(x) not in drop]
     return dataclasses.replace(
         d, rows=[r for r in d.rows if r.workload not in drop], drag=keep(d.drag), frag=keep(d.frag),
         cache=keep(d.cache), memops=None if d.memops is None else {w: m for w, m in d.memops.items() if w not in drop},
