@@ -204,6 +204,31 @@ inline void *check(void *p, const char *where) {
   return p;
 }
 
+// A block a custom allocator takes from malloc for itself, linked to the one taken before it.
+struct HeldBlock {
+  HeldBlock *prev;
+  std::size_t size;  // bytes in data
+  alignas(16) char data[];
+};
+
+// A block of n bytes from malloc, pushed on `list`.
+inline HeldBlock *hold_block(HeldBlock *&list, std::size_t n, const char *where) {
+  auto *b = static_cast<HeldBlock *>(check(std::malloc(sizeof(HeldBlock) + n), where));
+  b->size = n;
+  b->prev = list;
+  list = b;
+  return b;
+}
+
+// Frees every block on `list`.
+inline void release_blocks(HeldBlock *&list) {
+  while (list) {
+    HeldBlock *b = list;
+    list = b->prev;
+    std::free(b);
+  }
+}
+
 inline reap_t *new_reap(reap_t *parent) {
   return static_cast<reap_t *>(check(reap_create(parent), "reap_create"));
 }

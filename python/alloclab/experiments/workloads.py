@@ -32,6 +32,7 @@ API::
     CATALOG, PAPER_TABLE3
     find(name) -> Workload
     size_args(name|Workload, scale) -> list   # the --scale (and --live) the study passes it at the mode's SCALE
+    feeds(name, paper) -> bool        # whether workload `name` may feed PAPER's rules
     binary(name) -> str | None
     workload_dirs() -> list[str]
     accepted_variants(name) -> tuple
@@ -59,6 +60,9 @@ class Workload:
     partial: bool = False  # only part of its allocations go through the custom allocator
     size: float = 1.0      # multiplies the study's --scale (calibration, docs/study.md)
     live: float = 1.0      # its --live: sizes its live set to its paper program's (calibration)
+    # the papers ("2002", "2026", "2005") with a counterpart of this program: the only ones whose
+    # rules it feeds; None: not sorted yet, it feeds every paper's rules
+    papers: tuple | None = None
 
 
 KINDS = ("per-class", "region", "hybrid", "general")
@@ -133,6 +137,14 @@ CATALOG: tuple[Workload, ...] = (
     Workload("mempool_iter", "hybrid",
              "Blender's BLI_mempool under the sculpt brush (2026): a pool with free and iteration",
              "", ("malloc", "custom", "reap") + _LIKE),
+    # the programs where the 2026 paper found no effect (RQ2 on vpr, RQ3 on both)
+    Workload("vpr", "region",
+             "175.vpr: FPGA placement by annealing, its netlist in a chunked region; compute-bound, few objects",
+             "175.vpr", ("malloc", "custom", "reap", "emulator") + _LIKE, papers=("2002", "2026")),
+    Workload("geometry_nodes", "region",
+             "Blender's geometry_nodes (2026): a node tree per frame in a LinearAllocator, 18k live objects, "
+             "70% over 64 bytes",
+             "", ("malloc", "custom", "reap", "emulator") + _LIKE, papers=("2026",)),
     Workload("bignum_factor", "general",
              "cfrac: continued-fraction factoring with bignums, many short-lived numbers of many small sizes",
              "", ("malloc", "reap")),
@@ -156,6 +168,16 @@ def size_args(name, scale) -> list[str]:
     w = name if isinstance(name, Workload) else find(name)
     out = ["--scale", str(scale) if w.size == 1.0 else f"{float(scale) * w.size:.6g}"]
     return out + (["--live", f"{w.live:g}"] if w.live != 1.0 else [])
+
+
+def feeds(name: str, paper: str) -> bool:
+    """Whether workload NAME may feed the rules of PAPER ("2002", "2026", "2005"): False only for a
+    catalog row that names its papers and not this one (anything else -- a real program, a row not
+    sorted yet -- feeds every paper)."""
+    for w in CATALOG:
+        if w.name == name:
+            return w.papers is None or paper in w.papers
+    return True
 
 
 def workload_dirs() -> list[str]:

@@ -61,3 +61,17 @@ def test_catalog_variants_are_what_the_binary_accepts(w):
     if workloads._binary_variants(path, os.path.getmtime(path)) is None:
         pytest.skip(f"{path} predates --variants (rebuild it)")
     assert workloads.accepted_variants(w.name) == w.variants
+
+
+def test_the_no_effect_programs_have_region_stand_ins_fed_only_to_their_papers():
+    vpr, geo = workloads.find("vpr"), workloads.find("geometry_nodes")
+    assert (vpr.kind, geo.kind) == ("region", "region")
+    assert vpr.paper_program == "175.vpr" and geo.paper_program == ""      # geometry_nodes has no Table 3 row
+    for w in (vpr, geo):
+        assert w.variants[:4] == ("malloc", "custom", "reap", "emulator") and not w.partial
+    row = workloads.PAPER_TABLE3["175.vpr"]
+    assert (row["objects"], row["max_live"], row["mean_size"], row["memops_share"]) == (3_897, 3_813, 44, 0.001)
+    assert workloads.feeds("vpr", "2002") and workloads.feeds("vpr", "2026") and not workloads.feeds("vpr", "2005")
+    assert workloads.feeds("geometry_nodes", "2026") and not workloads.feeds("geometry_nodes", "2002")
+    # rows whose papers are not sorted, and programs outside the catalog, feed every paper
+    assert workloads.feeds("interp", "2002") and workloads.feeds("python3", "2002")

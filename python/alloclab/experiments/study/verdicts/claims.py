@@ -8,6 +8,7 @@ API::
     evaluate(data, claims=CLAIMS, staged=(), looks=1) -> list[Verdict]   # one per claim, inconclusive without data
     unsettled_cells(data, staged=(), looks=1) -> {claim id: [cells]}    # what staged repeats run again
     region_best(data) -> str | None            # the allocator the "on the best allocator" claims take
+    for_paper(data, paper) -> StudyData        # data without the workloads that have no counterpart in PAPER
     show(value, unit) -> str                   # a measured value as the reports print it
 """
 
@@ -25,7 +26,7 @@ from alloclab.experiments.study.verdicts.data import (NAIVE, StudyData, aa, best
                                                       paired, per_repeat, slowdown)
 from alloclab.experiments.study.verdicts.rules import (DECISIVE, AtLeast, AtMost, Band, UpTo, around, judge,
                                                        spread_words)
-from alloclab.experiments.workloads import PAPER_TABLE3, find
+from alloclab.experiments.workloads import PAPER_TABLE3, feeds, find
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,6 +226,29 @@ def _all_programs(d):
     return d.workloads("general", "real", "per-class", "region", "hybrid")
 
 
+# ------------------------------------------ the programs where the 2026 paper found no effect
+
+def _m_rq3_little(workload, label):
+    def m(d):
+        lists = [slowdown(d, workload, "malloc", a, 3) for a in d.allocators()]
+        return per_repeat(lists, max), \
+            f"{workload} ({label}) naive: the largest slowdown at Adv_3 over every allocator (time / Adv_0 - 1)", False
+    return m
+
+
+def _n_drawn_max(workload, variants=("malloc",)):
+    """A measurement that takes the largest of one cell per allocator is held to the largest of as
+    many null values, drawn per repeat from the workload's A/A values (seeded; the twin runs on one
+    allocator only)."""
+    def n(d):
+        pool, cells = aa(d, workload, variants), len(d.allocators())
+        if not pool or not cells:
+            return []
+        rng = random.Random(len(pool) * 7919 + cells)
+        return [max(rng.choice(pool) for _ in range(cells)) for _ in pool]
+    return n
+
+
 CLAIMS = (
     Claim("rq1-boxed-sim", "2026", "Per-class free lists save only 2.3% over naive allocation on mimalloc (boxed-sim)",
           "2.3%", around(0.023), _m_rq1_boxed,
@@ -291,6 +315,18 @@ CLAIMS = (
     Claim("vam-frag", "2005", "Vam keeps fragmentation low (pages in use / live pages)", "< 1.1",
           AtMost(1.1), exact.m_vam_frag, unit="x"),
     Claim("vam-time", "2005", "Vam is 8% faster than DLmalloc on average", "8%", around(0.08), _m_vam_time, null=_n_geo(_all_programs)),
+    Claim("rq2-vpr", "2026", "175.vpr: naive allocation on the best allocator (mimalloc) is equal or nearly equal "
+          "to its regions", "~0% (taken as <= 5%)", AtMost(0.05), _m_rq2_one("vpr", "175.vpr"),
+          null=_n_one("vpr")),
+    Claim("rq2-geometry", "2026", "geometry_nodes' LinearAllocator beats naive allocation by 14% on the best "
+          "allocator (mimalloc)", "14%", around(0.14), _m_rq2_one("geometry_nodes", "Blender LinearAllocator"),
+          null=_n_one("geometry_nodes")),
+    Claim("rq3-vpr-little", "2026", "175.vpr sees little impact from littering, whatever the allocator (naive, Adv_3)",
+          "little (taken as <= 10%, under mudlle's 18%)", AtMost(0.10), _m_rq3_little("vpr", "175.vpr"),
+          null=_n_drawn_max("vpr")),
+    Claim("rq3-geometry-little", "2026", "geometry_nodes sees little impact from littering, whatever the allocator "
+          "(naive, Adv_3)", "little (taken as <= 10%, under mudlle's 18%)", AtMost(0.10),
+          _m_rq3_little("geometry_nodes", "Blender LinearAllocator"), null=_n_drawn_max("geometry_nodes")),
 )
 
 
@@ -354,17 +390,41 @@ def _fill(row: Verdict, c: Claim, d: StudyData, looks: int, stage: int | None):
     return j
 
 
+def _program_of(item: dict) -> str:
+    return item.get("workload") or str(item.get("program") or "").split("/")[0]
+
+
+def for_paper(d: StudyData, paper: str) -> StudyData:
+    """D without the workloads that have no counterpart in PAPER (workloads.feeds): a claim of a
+    paper is measured on its counterparts only (geometry_nodes, a 2026 program, feeds no 2002 rule)."""
+    drop = {w for w in d.kinds if not feeds(w, paper)}
+    if not drop:
+        return d
+
+    def keep(items):
+        return None if items is None else [x for x in items if _program_of(x) not in drop]
+    return dataclasses.replace(
+        d, rows=[r for r in d.rows if r.workload not in drop], drag=keep(d.drag), frag=keep(d.frag),
+        cache=keep(d.cache), memops=None if d.memops is None else {w: m for w, m in d.memops.items() if w not in drop},
+        partial=tuple(w for w in d.partial if w not in drop), footprint=d.footprint,
+        kinds={w: k for w, k in d.kinds.items() if w not in drop})
+
+
 def evaluate(d: StudyData, claims=CLAIMS, staged=(), looks: int = 1) -> list[Verdict]:
     """One verdict per claim; claims without data are 'inconclusive' with n = 0 and a reason.
     STAGED: StudyData of the repeats added in stages, cumulative (stage 1; stages 1-2; ...): a
     timed claim the study's rounds leave unsettled is judged on them, look by look, each at the
     level corrected for LOOKS looks, until a look is not unsettled."""
     out = []
+    views: dict = {}   # paper -> (its view of D, its views of the stages)
     for c in claims:
+        if c.paper not in views:
+            views[c.paper] = (for_paper(d, c.paper), [for_paper(ds, c.paper) for ds in staged])
+        d_paper, staged_paper = views[c.paper]
         row = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
-        j = _fill(row, c, d, 1, None)
+        j = _fill(row, c, d_paper, 1, None)
         first = (row.low, row.high, row.noise_floor)
-        for k, ds in enumerate(staged if (j and j.verdict == "unsettled" and c.null) else (), 1):
+        for k, ds in enumerate(staged_paper if (j and j.verdict == "unsettled" and c.null) else (), 1):
             if not c.measure(ds)[0]:
                 break
             later = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
@@ -375,7 +435,7 @@ def evaluate(d: StudyData, claims=CLAIMS, staged=(), looks: int = 1) -> list[Ver
             row = later
             if j is None or j.verdict != "unsettled":
                 break
-        row.weight_note = _weight_note(c, d, row.what)
+        row.weight_note = _weight_note(c, d_paper, row.what)
         if row.verdict in DECISIVE and _stand_in_words(c):
             row.verdict, row.note = "inconclusive", _stand_in_words(c)
         out.append(row)
@@ -389,7 +449,7 @@ def unsettled_cells(d: StudyData, staged=(), looks: int = 1, claims=CLAIMS) -> d
     fixed = dataclasses.replace(d, best=region_best(d))   # so that tracing reads the best allocator's cells only
     for c, v in zip(claims, evaluate(d, claims, staged, looks)):
         if v.verdict == "unsettled" and c.null:
-            out[c.id] = sorted(fixed.cells_read(c.measure, c.null))
+            out[c.id] = sorted(for_paper(fixed, c.paper).cells_read(c.measure, c.null))
     return out
 
 
