@@ -333,7 +333,7 @@ def test_one_reader_and_one_writer_per_format():
 
 TESTS = os.path.join(ROOT, "tests", "python")
 # Test files named for a concept rather than a module, by folder; bench/ tests the bench scripts.
-CONCEPTS = {".": {"architecture", "install", "docs_pages"}, "commands": {"bad_input", "protocol"}}
+CONCEPTS = {".": {"architecture", "install", "docs_pages", "kept_runs"}, "commands": {"bad_input", "protocol"}}
 NOT_PACKAGE = {"bench"}
 
 

@@ -20,6 +20,7 @@ API::
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import subprocess
@@ -138,13 +139,27 @@ def _timed(p: Plan, phase: str, fn, *args):
         p.phases[phase] = round(time.monotonic() - started, 1)
 
 
+def _instruments(p: Plan, say, extra: analysis.Extra) -> None:
+    """The deterministic instruments (counts under valgrind, not times), after the timed runs and
+    side by side on the machine's CPUs (at most two): nothing timed runs meanwhile, and what they
+    count does not depend on what else runs. Each one's own seconds go to p.phases."""
+    tasks = {"memory": (instruments.memory_over_time, p, say), "weights": (instruments.weights, p, say),
+             "cache": (instruments.locality, p, say)}  # the longest first
+    started = time.monotonic()
+    workers = max(1, min(2, os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        running = {name: pool.submit(_timed, p, name, *task) for name, task in tasks.items()}
+        extra.memory = running["memory"].result()
+        extra.weights = running["weights"].result()
+        extra.cache = running["cache"].result()
+    p.phases["instruments"] = round(time.monotonic() - started, 1)
+
+
 def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
     say = _sayer(progress)
     rows = run_programs(p, progress)
     extra.footprints = _timed(p, "server_footprint", instruments.server_footprints, p)
-    extra.weights = _timed(p, "weights", instruments.weights, p, say)
-    extra.cache = _timed(p, "cache", instruments.locality, p, say)
-    extra.memory = _timed(p, "memory", instruments.memory_over_time, p, say)
+    _instruments(p, say, extra)
     if p.ablation:
         extra.ablation = run_ablation(p, progress)
     return rows
