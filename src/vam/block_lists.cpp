@@ -160,4 +160,16 @@ void retire(Heap *h, Block *b) noexcept {
   }
 }
 
+void retire_discarded(Heap *h, Block *b) noexcept {
+  avail_remove(h, b);
+  store_relaxed(b->state, BlockState::empty);
+  h->segments.stats.class_block(b->cls, -1);
+  --segment_of(b->start)->used_blocks;
+  const int kind = kind_of_class(b->cls);
+  b->discarded = 1;
+  b->young = 0;
+  push(h->empty_clean[kind], b);
+  h->segments.stats.pages_discarded(block_pages(kind));
+}
+
 }  // namespace alloclab::vam

@@ -35,6 +35,9 @@ void remote_flush(RemoteBatch &b) noexcept {
   b.head = b.tail = nullptr;
   b.count = 0;
   remote_push(b.heap, first, last);
+  // On the line the push has just written: no further miss.
+  if (VAM_UNLIKELY(b.heap->remote_queued.fetch_add(n, std::memory_order_relaxed) + n >= kReclaimObjects))
+    remote_reclaim(b.heap);
 }
 
 void remote_flush_all() noexcept {
