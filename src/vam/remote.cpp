@@ -40,6 +40,17 @@ void remote_flush(RemoteBatch &b) noexcept {
     remote_reclaim(b.heap);
 }
 
+// Its size read from its tag, which the owner does not write while the
+// object lives (LargeHeap::check_live): before the push, after which the
+// owner may free it.
+void remote_free_large(Heap *owner, void *p) noexcept {
+  const auto units = static_cast<std::int64_t>(LargeHeap::usable(p) >> kLargeUnitShift) + 1;
+  remote_free(owner, p);
+  if (owner->orphan.load(std::memory_order_relaxed) != 0) return;
+  if (VAM_UNLIKELY(owner->remote_queued.fetch_add(units, std::memory_order_relaxed) + units >= kReclaimObjects))
+    remote_reclaim(owner);
+}
+
 void remote_flush_all() noexcept {
   for (RemoteBatch &b : t_remote.slot)
     if (b.count) remote_flush(b);

@@ -44,13 +44,18 @@
 //     pushed back is walked again only after as many new ones, so the walks
 //     cost at most about twice what draining the frees would.
 //
+// Large objects (remote_free_large counts them by size) are not handed
+// over: the pusher gives back the pages inside each (give_back_inside) and
+// pushes it back as it was, for the owner's drain to free as before. A live
+// large object's inside is the program's alone; its tag and the next
+// chunk's are on the pages kept.
+//
 // Only the chain, the pusher's scratch table (mapped and unmapped here) and
 // the pages are written; a record proves itself with a word keyed by
 // g_free_key and its address, so that a misaligned pointer a program frees
-// (bit 1 set) is not taken for one. Not done: large objects (pushed back as
-// they are), heaps no thread owns (orphans have their own way back,
-// threads.cpp), VAM_HEADERS (a header lies before a block's first slot) and
-// VAM_DISCARD=off (nothing goes back).
+// (bit 1 set) is not taken for one. Not done: heaps no thread owns (orphans
+// have their own way back, threads.cpp), VAM_HEADERS (a header lies before
+// a block's first slot) and VAM_DISCARD=off (nothing goes back).
 #include <algorithm>
 
 #include "layers/os.hpp"
@@ -119,12 +124,12 @@ constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 
 struct Chain {
   FreeObj *first = nullptr;  // as it goes on the stack: with kRecordBit for a record
   FreeObj *last = nullptr;   // the node added first
-  std::int64_t objects = 0;  // objects (not records) in it
-  void add(FreeObj *node, std::uintptr_t tag) noexcept {
+  std::int64_t units = 0;    // what its objects counted in remote_queued
+  void add(FreeObj *node, std::uintptr_t tag, std::int64_t counted = 1) noexcept {
     node->next = first;
     first = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(node) | tag);
     if (!last) last = node;
-    if (!tag) ++objects;
+    if (!tag) units += counted;
   }
 };
 
@@ -155,6 +160,31 @@ struct Runs {
     from = to = nullptr;
   }
 };
+
+// Large object p: its pages but the first (its link, and the mark below)
+// and the one its chunk's end shares with the next chunk's tag, back to the
+// system, once; what it counted in remote_queued. Its tag (before p, the
+// owner's) is only read: in use, not on a quick list, a size a region
+// holds, or p is left alone (the drain checks it). The owner never reads a
+// live large object's inside; the second word marks it as given back, so
+// that a later reclaim that meets it again (pushed back) skips it.
+std::uintptr_t inner_mark(const FreeObj *p) noexcept {
+  return ((reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix) + 3;
+}
+std::int64_t give_back_inside(Runs &runs, FreeObj *p) noexcept {
+  Chunk *c = chunk_of_payload(p);
+  const std::size_t head = load_relaxed(c->head);
+  const std::size_t size = head & ~kChunkFlags;
+  if ((head & (kChunkInUse | kChunkQuick)) != kChunkInUse || size < kMinChunk ||
+      size > LargeHeap::region_capacity() + 2 * kChunkHeader)
+    return 1;
+  auto *mark = reinterpret_cast<std::uintptr_t *>(p) + 1;
+  if (*mark != inner_mark(p)) {
+    *mark = inner_mark(p);
+    runs.add(page_ceil(reinterpret_cast<char *>(mark + 1)), page_floor(reinterpret_cast<char *>(c) + size));
+  }
+  return static_cast<std::int64_t>((size - kChunkHeader) >> kLargeUnitShift) + 1;
+}
 
 // p's block's entry, p counted in it; null when p is not a small or medium
 // object's slot start, or the table is full: then p goes back as it is.
@@ -218,6 +248,7 @@ void remote_reclaim(Heap *owner) noexcept {
   auto *sc = static_cast<Scratch *>(os::map(kScratchBytes));
   if (!sc) return;
   Chain keep;
+  Runs inner;  // large objects' pages, in the chain's order
   std::size_t blocks = 0;
   FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
@@ -229,10 +260,12 @@ void remote_reclaim(Heap *owner) noexcept {
     } else {
       // Freed twice in a row by other threads: the second push linked it to itself.
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
-      if (!count_in(sc, blocks, node)) keep.add(node, 0);
+      if (object_segment(node)->kind == SegKind::large) keep.add(node, 0, give_back_inside(inner, node));
+      else if (!count_in(sc, blocks, node)) keep.add(node, 0);
     }
     f = next;
   }
+  inner.flush();
   std::size_t complete = 0;
   for (Seen &e : sc->seen) {
     if (!e.block) continue;
@@ -281,7 +314,7 @@ void remote_reclaim(Heap *owner) noexcept {
   os::unmap(sc, kScratchBytes);
   if (given) g_reclaimed_blocks.fetch_add(given, std::memory_order_relaxed);
   if (keep.first) {
-    if (keep.objects) owner->remote_queued.fetch_sub(keep.objects, std::memory_order_relaxed);
+    if (keep.units) owner->remote_queued.fetch_sub(keep.units, std::memory_order_relaxed);
     remote_push(owner, keep.first, keep.last);
   }
 }
