@@ -62,6 +62,7 @@
 #include "vam/api.hpp"
 #include "vam/block_lists.hpp"
 #include "vam/hot_list.hpp"
+#include "vam/instrument.hpp"
 #include "vam/options.hpp"
 #include "vam/remote.hpp"
 #include "vam/segment_map.hpp"
@@ -296,6 +297,7 @@ void remote_reclaim(Heap *owner) noexcept {
     const std::size_t n = std::min(room, complete - i);
     // Over the host's first slots: its objects' links are not needed now.
     auto *r = reinterpret_cast<Record *>(host->start);
+    tell_vam_words(r, sizeof(Record) + n * sizeof(RecordEntry));
     for (std::size_t k = 0; k < n; ++k) {
       const Seen *e = sc->complete[i + k];
       r->entries()[k] = RecordEntry{e->block, e->start, e->end, e->size};
