@@ -189,14 +189,17 @@ std::int64_t give_back_inside(Runs &runs, FreeObj *p) noexcept {
 
 // p's block's entry, p counted in it; null when p is not a small or medium
 // object's slot start, or the table is full: then p goes back as it is.
-Seen *count_in(Scratch *sc, std::size_t &blocks, FreeObj *p) noexcept {
+// `last`: the entry of the object before, which frees made in the order of
+// the mallocs share (no probe of the table then).
+Seen *count_in(Scratch *sc, std::size_t &blocks, Seen *&last, FreeObj *p) noexcept {
   Segment *s = object_segment(p);
   if (s->kind > SegKind::medium) return nullptr;
   Block *b = block_of(s, p);
   std::size_t i = (reinterpret_cast<std::uintptr_t>(b) >> 7) * 0x9e3779b97f4a7c15ull >> 53;
   static_assert(kSeenSlots == std::size_t{1} << (64 - 53));
-  Seen *e;
-  for (;; i = (i + 1) & (kSeenSlots - 1)) {
+  Seen *e = last;
+  if (e && e->block == b) i = kSeenSlots;  // found: no probe
+  for (; i < kSeenSlots; i = (i + 1) & (kSeenSlots - 1)) {
     e = &sc->seen[i];
     if (e->block == b) break;
     if (e->block == nullptr) {
@@ -210,6 +213,7 @@ Seen *count_in(Scratch *sc, std::size_t &blocks, FreeObj *p) noexcept {
       break;
     }
   }
+  last = e;
   const auto off = static_cast<std::uint64_t>(reinterpret_cast<char *>(p) - e->start);
   if (off >= static_cast<std::uint64_t>(e->end - e->start)) return nullptr;
   const auto slot = static_cast<std::uint32_t>((off * e->recip) >> 32);
@@ -251,6 +255,7 @@ void remote_reclaim(Heap *owner) noexcept {
   Chain keep;
   Runs inner;  // large objects' pages, in the chain's order
   std::size_t blocks = 0;
+  Seen *last = nullptr;
   FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     const auto a = reinterpret_cast<std::uintptr_t>(f);
@@ -262,7 +267,7 @@ void remote_reclaim(Heap *owner) noexcept {
       // Freed twice in a row by other threads: the second push linked it to itself.
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
       if (object_segment(node)->kind == SegKind::large) keep.add(node, 0, give_back_inside(inner, node));
-      else if (!count_in(sc, blocks, node)) keep.add(node, 0);
+      else if (!count_in(sc, blocks, last, node)) keep.add(node, 0);
     }
     f = next;
   }
