@@ -117,6 +117,7 @@ constexpr std::size_t kSeenSlots = 2048;  // open addressing, a power of two
 constexpr std::size_t kSeenMax = kSeenSlots / 2;  // blocks met; the objects of more are pushed back
 struct Scratch {
   Seen seen[kSeenSlots];
+  Seen *met[kSeenMax];       // the entries in use, in the order met
   Seen *complete[kSeenMax];
 };
 constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 1);
@@ -204,7 +205,7 @@ Seen *count_in(Scratch *sc, std::size_t &blocks, Seen *&last, FreeObj *p) noexce
     if (e->block == b) break;
     if (e->block == nullptr) {
       if (blocks == kSeenMax) return nullptr;
-      ++blocks;
+      sc->met[blocks++] = e;
       e->block = b;
       e->start = b->start;
       e->end = b->end;
@@ -273,8 +274,8 @@ void remote_reclaim(Heap *owner) noexcept {
   }
   inner.flush();
   std::size_t complete = 0;
-  for (Seen &e : sc->seen) {
-    if (!e.block) continue;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    Seen &e = *sc->met[k];
     if (e.count == static_cast<std::uint64_t>(e.end - e.start) / e.size) {
       sc->complete[complete++] = &e;
     } else {
