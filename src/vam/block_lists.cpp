@@ -132,14 +132,24 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   return b;
 }
 
-// A block with no live objects leaves its class; paper §3.6: its pages can
-// go back to the OS.
-void retire(Heap *h, Block *b) noexcept {
+namespace {
+
+// Block b, with no live object, leaves its class (to go onto an empty list
+// of the block kind returned).
+int leave_class(Heap *h, Block *b) noexcept {
   avail_remove(h, b);
   store_relaxed(b->state, BlockState::empty);
   h->segments.stats.class_block(b->cls, -1);
   --segment_of(b->start)->used_blocks;
-  const int kind = kind_of_class(b->cls);
+  return kind_of_class(b->cls);
+}
+
+}  // namespace
+
+// A block with no live objects leaves its class; paper §3.6: its pages can
+// go back to the OS.
+void retire(Heap *h, Block *b) noexcept {
+  const int kind = leave_class(h, b);
   switch (static_cast<DiscardPolicy>(options().discard)) {
     case DiscardPolicy::eager:
       discard_block(h, b, kind);
@@ -158,6 +168,14 @@ void retire(Heap *h, Block *b) noexcept {
       h->dirty_pages += block_pages(kind);  // as get_block takes them off
       break;
   }
+}
+
+void retire_discarded(Heap *h, Block *b) noexcept {
+  const int kind = leave_class(h, b);
+  b->discarded = 1;
+  b->young = 0;
+  push(h->empty_clean[kind], b);
+  h->segments.stats.pages_discarded(block_pages(kind));
 }
 
 }  // namespace alloclab::vam

@@ -69,6 +69,10 @@ struct Heap {
   HeapSegments segments;                    // its segments, discards and statistics (heap_segments.hpp)
   alignas(64) std::atomic<FreeObj *> remote{nullptr};
   std::atomic<std::uint32_t> orphan_frees{0};  // remote frees into it while `orphan`
+  // Objects pushed in batches since the owner last drained, less those a
+  // reclaim pushed back (remote_reclaim.cpp): on `remote`'s line, which the
+  // push has just written.
+  std::atomic<std::int64_t> remote_queued{0};
   // Set while no thread drains `remote` (abandoned, or the exit heap):
   // remote frees then go one by one and count themselves (threads.cpp).
   // Every remote free reads it: not on the line the frees' CAS writes.
@@ -125,6 +129,9 @@ void small_free_regained(Heap *h, Block *b) noexcept;    // b was full and took 
 void avail_remove(Heap *h, Block *b) noexcept;     // off its class's lists (a front: the next takes over)
 Block *get_block(Heap *h, unsigned cls) noexcept;  // an empty block set up for cls; null: no memory
 void retire(Heap *h, Block *b) noexcept;           // no live object: onto the empty lists
+// No live object, and its pages already given back (remote_reclaim.cpp):
+// onto the clean list, whatever the discard policy.
+void retire_discarded(Heap *h, Block *b) noexcept;
 
 // small_free.cpp
 // p, freed into full block b, onto a hot list that holds one object or more

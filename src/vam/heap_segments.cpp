@@ -48,7 +48,7 @@ Segment *HeapSegments::map(Heap *owner, SegKind kind, std::uint32_t block_shift,
 void HeapSegments::unmap(Segment *s, std::int64_t resident) noexcept {
   stats.segment_unmapped(resident);
   if (s->hugepages) {
-    s->hugepages = 0;
+    store_relaxed(s->hugepages, 0u);
     stats.hugepage_segment(-1);
   }
   g_segment_source.put_segment(s, s->map_bytes);
@@ -59,9 +59,10 @@ void HeapSegments::unmap(Segment *s, std::int64_t resident) noexcept {
 // in with zeroes to make a huge page again — undoing the discard. A segment
 // that gives pages back therefore stops asking; huge pages it has keep working.
 void HeapSegments::discard(Segment *s, void *p, std::size_t bytes) noexcept {
+  // A reclaim (remote_reclaim.cpp) reads the flag from another thread.
   if (s->hugepages) {
     os::advise_hugepages(s, kSegmentBytes, false);
-    s->hugepages = 0;
+    store_relaxed(s->hugepages, 0u);
     stats.hugepage_segment(-1);
   }
   os::discard(p, bytes);

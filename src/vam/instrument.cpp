@@ -65,6 +65,10 @@ void tell_free(void *, std::size_t) noexcept {}
 
 }  // namespace
 
+#if defined(VAM_MEMCHECK)
+void tell_vam_words(void *p, std::size_t n) noexcept { VALGRIND_MAKE_MEM_UNDEFINED(p, n); }
+#endif
+
 void *on_alloc(Call c, void *p) noexcept {
   count(c);
   if (p) {

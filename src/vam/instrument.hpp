@@ -33,6 +33,14 @@ struct CallCounts {
 // A snapshot (relaxed reads: approximate while other threads allocate).
 void call_counts(CallCounts *out) noexcept;
 
+// [p, p + n), inside objects memcheck holds freed, is about to hold vam's own
+// words (a reclaim's record, remote_reclaim.cpp): addressable again.
+#if defined(VAM_MEMCHECK)
+void tell_vam_words(void *p, std::size_t n) noexcept;
+#else
+inline void tell_vam_words(void *, std::size_t) noexcept {}
+#endif
+
 #if defined(VAM_MEMCHECK)
 // realloc in the memcheck build: in place when the object already holds n
 // bytes, else a new object, the contents copied, the old one freed, each

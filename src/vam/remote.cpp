@@ -35,6 +35,20 @@ void remote_flush(RemoteBatch &b) noexcept {
   b.head = b.tail = nullptr;
   b.count = 0;
   remote_push(b.heap, first, last);
+  // On the line the push has just written: no further miss.
+  if (VAM_UNLIKELY(b.heap->remote_queued.fetch_add(n, std::memory_order_relaxed) + n >= kReclaimObjects))
+    remote_reclaim(b.heap);
+}
+
+// Its size read from its tag, which the owner does not write while the
+// object lives (LargeHeap::check_live): before the push, after which the
+// owner may free it.
+void remote_free_large(Heap *owner, void *p) noexcept {
+  const auto units = static_cast<std::int64_t>(LargeHeap::usable(p) >> kLargeUnitShift) + 1;
+  remote_free(owner, p);
+  if (owner->orphan.load(std::memory_order_relaxed) != 0) return;
+  if (VAM_UNLIKELY(owner->remote_queued.fetch_add(units, std::memory_order_relaxed) + units >= kReclaimObjects))
+    remote_reclaim(owner);
 }
 
 void remote_flush_all() noexcept {

@@ -79,6 +79,26 @@ inline FreeObj *remote_next(const FreeObj *f) noexcept {
   return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) & ~kAheadBit);
 }
 
+// ---- reclaim: remote frees an idle owner never drains (remote_reclaim.cpp)
+// Every batch sent adds its objects to the owner's remote_queued, and every
+// large object sent its size in kLargeUnit bytes; the owner's drain sets it
+// to 0. The thread whose push brings it to kReclaimObjects takes the
+// owner's whole stack, gives back the pages of every block whose every slot
+// it holds and the inner pages of every large object, and pushes the rest
+// back, with those blocks in records (the link to one carries kRecordBit)
+// that the owner's drain applies as their frees (remote_record_apply).
+inline constexpr std::int64_t kReclaimObjects = 8192;
+inline constexpr unsigned kLargeUnitShift = 8;  // a large object counts one per 256 bytes
+inline constexpr std::uintptr_t kRecordBit = 2;
+void remote_reclaim(Heap *owner) noexcept;
+// Apply the record `tagged` links to (a heap's drain, h its heap); returns
+// the link after it.
+FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept;
+// Blocks given back by reclaims, all heaps (the tests read it).
+extern std::atomic<std::uint64_t> g_reclaimed_blocks;
+// Free large object p into another thread's heap, counted towards a reclaim.
+void remote_free_large(Heap *owner, void *p) noexcept;
+
 // `roomy`: p's object has room for the hint (a medium segment's).
 inline void remote_free_batched(Heap *owner, void *p, bool roomy) noexcept {
   if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);

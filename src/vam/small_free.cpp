@@ -143,10 +143,19 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp
 }
 
 // The objects other threads pushed (remote.hpp), each freed as its owner
-// would free it, the last pushed first.
+// would free it, the last pushed first; a record of reclaimed blocks frees
+// each block's every slot (remote_record_apply). The count of queued
+// objects (remote_reclaim.cpp) restarts before the stack is taken: a batch
+// pushed between the two is drained now and counted towards the next
+// reclaim, which it can only bring a little early.
 void drain_remote(Heap *h) noexcept {
+  h->remote_queued.store(0, std::memory_order_relaxed);
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
+    if (VAM_UNLIKELY(reinterpret_cast<std::uintptr_t>(f) & kRecordBit)) {
+      f = remote_record_apply(h, f);
+      continue;
+    }
     FreeObj *next = remote_next(f);
     if (reinterpret_cast<std::uintptr_t>(f->next) & kAheadBit)
       __builtin_prefetch(reinterpret_cast<RemoteObj *>(f)->ahead, 1);  // a few misses in flight

@@ -208,7 +208,7 @@ void free_checked(Segment *s, void *p) noexcept {
     }
   } else if (s->kind == SegKind::large) {
     if (s->owner == h) large_free_local(h, p);
-    else remote_free(s->owner, p);
+    else remote_free_large(s->owner, p);
   } else {
     huge_free(s, p);
   }

@@ -10,7 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +23,7 @@
 #include "api_test_support.hpp"
 #include "vam/free_list.hpp"
 #include "vam/large_region.hpp"
+#include "vam/remote.hpp"
 
 namespace {
 
@@ -36,6 +42,7 @@ struct Outcome {
 constexpr int kHandedOutTwice = 3;   // one address came back from two mallocs
 constexpr int kOutsideASlot = 4;     // malloc returned a pointer no slot starts at
 constexpr int kSetUpFailed = 5;      // the layout under test could not be made
+constexpr int kNotReclaimed = 6;     // no block was given back by a reclaim (remote_reclaim.cpp)
 
 // Run f in a forked child (this process's heap, as it stands), its stderr
 // captured. The child ends with f's exit code, or 0.
@@ -65,6 +72,7 @@ std::string describe(const Outcome &o) {
   if (o.code() == kHandedOutTwice) return "not caught: an address handed out twice";
   if (o.code() == kOutsideASlot) return "not caught: a pointer outside every slot handed out";
   if (o.code() == kSetUpFailed) return "set-up failed " + o.err;
+  if (o.code() == kNotReclaimed) return "set-up failed: no reclaim happened " + o.err;
   return "not caught, exit " + std::to_string(o.code()) + " " + o.err;
 }
 
@@ -390,6 +398,79 @@ TEST(VamMisuse, InteriorPointerOfALiveLargeObjectStillSaysInvalidPointer) {
   EXPECT_TRUE(o.aborted() && o.err.find("vam: free(): invalid pointer (not the start of a large object)") !=
                                  std::string::npos)
       << describe(o);
+}
+
+// ---- 2. Double frees into blocks a reclaim gave back ----------------------
+
+// An owner thread allocates 3 * kReclaimObjects objects of `size` and waits;
+// main frees them all, so that reclaims give whole blocks back and hand
+// them to the owner in records (remote_reclaim.cpp). One object p, in a
+// block the reclaims take whole, is freed twice:
+//   remote_twice  by main, again after all the others (a later batch);
+//   owner_first   by the owner before it waits, then by main with the rest;
+//   owner_after   by main with the rest, then by the owner once it wakes.
+// The owner then makes a call whose slow path drains its remote stack
+// (an aligned large malloc), and, if still running, mallocs as many
+// objects again: no address may come back twice.
+enum class Split { remote_twice, owner_first, owner_after };
+
+int double_free_into_reclaimed(std::size_t size, Split how) {
+  vam_free(vam_malloc(64));  // main has a heap, so its remote frees go in batches
+  const std::size_t n = 3 * static_cast<std::size_t>(kReclaimObjects);
+  std::vector<void *> objs(n);
+  std::mutex m;
+  std::condition_variable cv;
+  int step = 0;  // 1: the owner has allocated; 2: main has freed
+  int result = 0;
+  std::thread owner([&] {
+    for (auto &o : objs) o = vam_malloc(size);
+    void *p = objs[n / 4];
+    if (how == Split::owner_first) vam_free(p);
+    {
+      std::unique_lock<std::mutex> lock(m);
+      step = 1;
+      cv.notify_all();
+      cv.wait(lock, [&] { return step == 2; });
+    }
+    if (how == Split::owner_after) vam_free(p);
+    vam_free(vam_memalign(64, 20000));
+    std::vector<void *> got(n);
+    for (auto &g : got) g = vam_malloc(size);
+    std::sort(got.begin(), got.end());
+    if (std::adjacent_find(got.begin(), got.end()) != got.end()) result = kHandedOutTwice;
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return step == 1; });
+  }
+  const std::uint64_t before = g_reclaimed_blocks.load();
+  for (void *o : objs) vam_free(o);
+  if (how == Split::remote_twice) vam_free(objs[n / 4]);
+  vam_collect();  // main's last batches go to the owner
+  if (g_reclaimed_blocks.load() == before) _exit(kNotReclaimed);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    step = 2;
+  }
+  cv.notify_all();
+  owner.join();
+  return result;
+}
+
+TEST(VamMisuse, DoubleFreeIntoAReclaimedBlockAbortsForSeveralClasses) {
+  if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
+  const struct {
+    Split how;
+    const char *name;
+  } splits[] = {{Split::remote_twice, "twice by another thread"},
+                {Split::owner_first, "by the owner, then by another thread"},
+                {Split::owner_after, "by another thread, then by the owner"}};
+  for (const auto &split : splits)
+    for (std::size_t size : {8, 16, 48, 200, 512, 1024}) {
+      const Outcome o = in_child([size, how = split.how] { return double_free_into_reclaimed(size, how); });
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
+          << size << " bytes, freed " << split.name << ": " << describe(o);
+    }
 }
 
 }  // namespace

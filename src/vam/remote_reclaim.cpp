@@ -1,0 +1,393 @@
+// remote_reclaim.cpp — the remote frees an idle owner never drains, given
+// back to the system without it (remote.hpp, "reclaim").
+//
+// A thread that allocates, hands its objects to another thread and then
+// waits (blocked, never calling the allocator again) would keep every
+// object the other thread frees resident: the frees wait on its remote
+// stack for its next slow path. So the thread that pushes them does the
+// part of the owner's work that needs none of the owner's state:
+//
+//  1. Take. Once kReclaimObjects objects are queued (remote_flush counts
+//     them, the owner's drain restarts the count), the pusher whose batch
+//     reaches the count takes the owner's whole stack with one exchange, as
+//     a drain does. The chain is then its own: no other thread reads or
+//     writes those objects (their owner does not know they are free).
+//  2. Count. It sorts the chain's objects by block and counts each block's
+//     DISTINCT slots. A slot met twice was freed twice with no allocation
+//     between (its owner cannot have handed it out again: for the owner it
+//     is live): a double free, which aborts.
+//  3. Give back. A block whose every slot is in the chain is complete. For
+//     its owner each of its objects is live: used == capacity, nothing on
+//     its list, none pending, no room to bump, none on the hot list. Then
+//     nothing the owner does touches the block's slot memory: malloc finds
+//     no slot in it, no slow path walks a list the block does not have, no
+//     sweep discards a block with live objects, and a free of one of its
+//     objects by the owner is the program's second free of it. So the
+//     pusher gives the block's pages back (MADV_DONTNEED, counted in RSS at
+//     once), all but the ones holding the record below. Of the block's
+//     record (Block, in the segment header: the owner's) it only reads
+//     start, end, size and recip, which get_block wrote before any of the
+//     objects was handed out and which stay while any is live.
+//  4. Hand over. The complete blocks go back to the owner in records, each
+//     written into the first slots of one of them (the host), pushed onto
+//     the owner's stack with kRecordBit in the link to it; the other
+//     objects are pushed back as they were. The owner's drain applies a
+//     record (remote_record_apply) as the frees of its blocks' every slot,
+//     in one step, after checking in its own view what step 3 assumed: the
+//     block is the one the frees were counted in (same start, end and
+//     size), in use, with every slot live and none on the hot list. A check
+//     that fails means one of the objects was also freed by the owner (or
+//     the frees were of an earlier use of the block): a double free, which
+//     aborts, as the drain of the same frees would have.
+//  5. Pace. The pusher takes the objects it pushed back off remote_queued,
+//     so the next reclaim waits for kReclaimObjects new frees: an object
+//     pushed back is walked again only after as many new ones, so the walks
+//     cost at most about twice what draining the frees would.
+//
+// Large objects (remote_free_large counts them by size) are not handed
+// over: the pusher gives back the pages inside each (give_back_inside) and
+// pushes it back as it was, for the owner's drain to free as before. A live
+// large object's inside is the program's alone; its tag and the next
+// chunk's are on the pages kept.
+//
+// Only the chain, the pusher's scratch table (mapped and unmapped here) and
+// the pages are written; a record proves itself with a word keyed by
+// g_free_key and its address, so that a misaligned pointer a program frees
+// (bit 1 set) is not taken for one. Not done: heaps no thread owns (orphans
+// have their own way back, threads.cpp), VAM_HEADERS (a header lies before
+// a block's first slot) and VAM_DISCARD=off (nothing goes back).
+#include <algorithm>
+
+#include "layers/os.hpp"
+#include "vam/api.hpp"
+#include "vam/block_lists.hpp"
+#include "vam/hot_list.hpp"
+#include "vam/instrument.hpp"
+#include "vam/options.hpp"
+#include "vam/remote.hpp"
+#include "vam/segment_map.hpp"
+
+namespace alloclab::vam {
+
+std::atomic<std::uint64_t> g_reclaimed_blocks{0};
+
+namespace {
+
+// A record: this header at its host's first slot, then one entry per block,
+// the host's first.
+struct RecordEntry {
+  Block *block;
+  char *start;
+  char *end;
+  std::uint64_t size;
+};
+struct Record {
+  FreeObj link;          // on the owner's remote stack
+  std::uintptr_t check;  // record_check(this, count)
+  std::uint64_t count;   // entries, 1..kRecordMax
+  RecordEntry *entries() noexcept { return reinterpret_cast<RecordEntry *>(this + 1); }
+};
+static_assert(sizeof(Record) == 24 && sizeof(RecordEntry) == 32);
+constexpr std::size_t kRecordMax = (kPage - sizeof(Record)) / sizeof(RecordEntry);  // a page at most
+
+std::uintptr_t record_check(const Record *r, std::uint64_t count) noexcept {
+  return ((reinterpret_cast<std::uintptr_t>(r) ^ g_free_key) * kLinkMix) + count;
+}
+
+char *page_floor(const char *p) noexcept {
+  return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(p) & ~(kPage - 1));
+}
+char *page_ceil(const char *p) noexcept { return page_floor(p + kPage - 1); }
+
+// ---- the pusher's side ---------------------------------------------------
+
+// A block met in the taken chain: the fields of its record read once, the
+// slots met, and its objects (relinked through their first word, plain).
+struct Seen {
+  Block *block;  // null: a free entry of the table
+  char *start;
+  char *end;
+  std::uint32_t size;
+  std::uint32_t recip;
+  std::uint32_t count;  // distinct slots met
+  FreeObj *objects;
+  std::uint64_t bits[kMaxSlots / 64];
+};
+constexpr std::size_t kSeenSlots = 2048;  // open addressing, a power of two
+constexpr std::size_t kSeenMax = kSeenSlots / 2;  // blocks met; the objects of more are pushed back
+struct Scratch {
+  Seen seen[kSeenSlots];
+  Seen *met[kSeenMax];       // the entries in use, in the order met
+  Seen *complete[kSeenMax];
+};
+constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 1);
+
+// What goes back onto the owner's stack, built by pushing in front.
+struct Chain {
+  FreeObj *first = nullptr;  // as it goes on the stack: with kRecordBit for a record
+  FreeObj *last = nullptr;   // the node added first
+  std::int64_t units = 0;    // what its objects counted in remote_queued
+  void add(FreeObj *node, std::uintptr_t tag, std::int64_t counted = 1) noexcept {
+    node->next = first;
+    first = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(node) | tag);
+    if (!last) last = node;
+    if (!tag) units += counted;
+  }
+};
+
+// Page runs to give back, merged while they touch (they come in address
+// order); a segment backed by huge pages first loses the advice, as
+// HeapSegments::discard does, so that the kernel does not fill them back.
+struct Runs {
+  char *from = nullptr;
+  char *to = nullptr;
+  Segment *advised = nullptr;  // the last segment whose advice was checked
+  void add(char *a, char *b) noexcept {
+    if (a >= b) return;
+    Segment *s = segment_of(a);
+    if (s != advised) {
+      advised = s;
+      if (load_relaxed(s->hugepages)) os::advise_hugepages(s, kSegmentBytes, false);
+    }
+    if (a == to) {
+      to = b;
+      return;
+    }
+    flush();
+    from = a;
+    to = b;
+  }
+  void flush() noexcept {
+    if (from) os::discard(from, static_cast<std::size_t>(to - from));
+    from = to = nullptr;
+  }
+};
+
+// Large object p: its pages but the first (its link, and the mark below)
+// and the one its chunk's end shares with the next chunk's tag, back to the
+// system, once; what it counted in remote_queued. Its tag (before p, the
+// owner's) is only read: in use, not on a quick list, a size a region
+// holds, or p is left alone (the drain checks it). The owner never reads a
+// live large object's inside; the second word marks it as given back, so
+// that a later reclaim that meets it again (pushed back) skips it.
+std::uintptr_t inner_mark(const FreeObj *p) noexcept {
+  return ((reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix) + 3;
+}
+std::int64_t give_back_inside(Runs &runs, FreeObj *p) noexcept {
+  Chunk *c = chunk_of_payload(p);
+  const std::size_t head = load_relaxed(c->head);
+  const std::size_t size = head & ~kChunkFlags;
+  if ((head & (kChunkInUse | kChunkQuick)) != kChunkInUse || size < kMinChunk ||
+      size > LargeHeap::region_capacity() + 2 * kChunkHeader)
+    return 1;
+  auto *mark = reinterpret_cast<std::uintptr_t *>(p) + 1;
+  if (*mark != inner_mark(p)) {
+    *mark = inner_mark(p);
+    runs.add(page_ceil(reinterpret_cast<char *>(mark + 1)), page_floor(reinterpret_cast<char *>(c) + size));
+  }
+  return static_cast<std::int64_t>((size - kChunkHeader) >> kLargeUnitShift) + 1;
+}
+
+// p's block's entry, p counted in it; null when p is not a small or medium
+// object's slot start, or the table is full: then p goes back as it is.
+// `last`: the entry of the object before, which frees made in the order of
+// the mallocs share (no probe of the table then).
+Seen *count_in(Scratch *sc, std::size_t &blocks, Seen *&last, FreeObj *p) noexcept {
+  Segment *s = object_segment(p);
+  if (s->kind > SegKind::medium) return nullptr;
+  Block *b = block_of(s, p);
+  std::size_t i = (reinterpret_cast<std::uintptr_t>(b) >> 7) * 0x9e3779b97f4a7c15ull >> 53;
+  static_assert(kSeenSlots == std::size_t{1} << (64 - 53));
+  Seen *e = last;
+  if (e && e->block == b) i = kSeenSlots;  // found: no probe
+  for (; i < kSeenSlots; i = (i + 1) & (kSeenSlots - 1)) {
+    e = &sc->seen[i];
+    if (e->block == b) break;
+    if (e->block == nullptr) {
+      if (blocks == kSeenMax) return nullptr;
+      sc->met[blocks++] = e;
+      e->block = b;
+      e->start = b->start;
+      e->end = b->end;
+      e->size = b->size;
+      e->recip = b->recip;
+      break;
+    }
+  }
+  last = e;
+  const auto off = static_cast<std::uint64_t>(reinterpret_cast<char *>(p) - e->start);
+  if (off >= static_cast<std::uint64_t>(e->end - e->start)) return nullptr;
+  const auto slot = static_cast<std::uint32_t>((off * e->recip) >> 32);
+  if (std::uint64_t{slot} * e->size != off) return nullptr;  // not a slot start: the drain says so
+  std::uint64_t &word = e->bits[slot / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+  if (VAM_UNLIKELY(word & bit)) corruption("free(): double free detected (from another thread)", p);
+  word |= bit;
+  ++e->count;
+  p->next = e->objects;
+  e->objects = p;
+  return e;
+}
+
+// The entries a record written at e's first slot holds.
+std::size_t record_room(const Seen *e) noexcept {
+  const auto bytes = std::min<std::size_t>(kPage, static_cast<std::size_t>(e->end - e->start));
+  return bytes < sizeof(Record) ? 0 : std::min(kRecordMax, (bytes - sizeof(Record)) / sizeof(RecordEntry));
+}
+
+// Block e's pages, the first byte and the end.
+char *block_first(const Seen *e) noexcept {
+  Segment *s = segment_of(e->block);
+  return s->block_start(static_cast<std::size_t>(e->block - s->blocks()));
+}
+char *block_last(const Seen *e) noexcept { return block_first(e) + (std::size_t{1} << segment_of(e->block)->block_shift); }
+
+}  // namespace
+
+void remote_reclaim(Heap *owner) noexcept {
+  // A heap no thread owns drains through the orphans' work; the caller's
+  // own heap drains in its next slow path.
+  if (owner->orphan.load(std::memory_order_relaxed) != 0 || owner == t_heap) return;
+  // Of the pushers that saw the count reach the threshold, one goes on.
+  if (owner->remote_queued.exchange(0, std::memory_order_relaxed) < kReclaimObjects) return;
+  if (g_layout.header != 0 || options().discard == int(DiscardPolicy::off)) return;
+  auto *sc = static_cast<Scratch *>(os::map(kScratchBytes));
+  if (!sc) return;
+  Chain keep;
+  Runs inner;  // large objects' pages, in the chain's order
+  std::size_t blocks = 0;
+  Seen *last = nullptr;
+  FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
+  while (f) {
+    const auto a = reinterpret_cast<std::uintptr_t>(f);
+    auto *node = reinterpret_cast<FreeObj *>(a & ~kRecordBit);
+    FreeObj *next = remote_next(node);
+    if (a & kRecordBit) {
+      keep.add(node, kRecordBit);  // an earlier reclaim's record (or a misaligned free: the drain aborts)
+    } else {
+      // Freed twice in a row by other threads: the second push linked it to itself.
+      if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
+      if (object_segment(node)->kind == SegKind::large) keep.add(node, 0, give_back_inside(inner, node));
+      else if (!count_in(sc, blocks, last, node)) keep.add(node, 0);
+    }
+    f = next;
+  }
+  inner.flush();
+  std::size_t complete = 0;
+  for (std::size_t k = 0; k < blocks; ++k) {
+    Seen &e = *sc->met[k];
+    if (e.count == static_cast<std::uint64_t>(e.end - e.start) / e.size) {
+      sc->complete[complete++] = &e;
+    } else {
+      for (FreeObj *o = e.objects, *n; o; o = n) {
+        n = o->next;
+        keep.add(o, 0);
+      }
+    }
+  }
+  // In address order, so that neighbouring blocks go back in one call.
+  std::sort(sc->complete, sc->complete + complete, [](const Seen *x, const Seen *y) { return x->block < y->block; });
+  Runs runs;
+  std::uint64_t given = 0;
+  for (std::size_t i = 0; i < complete;) {
+    Seen *host = sc->complete[i];
+    const std::size_t room = record_room(host);
+    if (room == 0) {  // too small to hold a record: its objects go back as they are
+      for (FreeObj *o = host->objects, *n; o; o = n) {
+        n = o->next;
+        keep.add(o, 0);
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t n = std::min(room, complete - i);
+    // Over the host's first slots: its objects' links are not needed now.
+    auto *r = reinterpret_cast<Record *>(host->start);
+    tell_vam_words(r, sizeof(Record) + n * sizeof(RecordEntry));
+    for (std::size_t k = 0; k < n; ++k) {
+      const Seen *e = sc->complete[i + k];
+      r->entries()[k] = RecordEntry{e->block, e->start, e->end, e->size};
+    }
+    r->count = n;
+    r->check = record_check(r, n);
+    const char *record_end = reinterpret_cast<char *>(r->entries() + n);
+    runs.add(block_first(host), page_floor(host->start));
+    runs.add(page_ceil(record_end), block_last(host));
+    for (std::size_t k = 1; k < n; ++k) runs.add(block_first(sc->complete[i + k]), block_last(sc->complete[i + k]));
+    keep.add(&r->link, kRecordBit);
+    given += n;
+    i += n;
+  }
+  runs.flush();
+  os::unmap(sc, kScratchBytes);
+  if (given) g_reclaimed_blocks.fetch_add(given, std::memory_order_relaxed);
+  if (keep.first) {
+    if (keep.units) owner->remote_queued.fetch_sub(keep.units, std::memory_order_relaxed);
+    remote_push(owner, keep.first, keep.last);
+  }
+}
+
+// ---- the owner's side ----------------------------------------------------
+
+namespace {
+
+// The hot list of full block b's class holds one of b's objects. A hot
+// object's first word is read only where it links to another (list of two
+// or more); a word of 0 there is a page a reclaim gave back, so that hot
+// object was also one of a complete block's: freed twice.
+bool hot_list_holds_of(const Heap *h, const Block *b) noexcept {
+  std::uintptr_t v = class_hot_list(h, b->cls);
+  for (unsigned n = hot_length(v); n > 0; --n) {
+    const void *q = hot_head(v);
+    if (block_holds(b, q)) return true;
+    if (n > 1) {
+      const std::uintptr_t w = *static_cast<const std::uintptr_t *>(q);
+      if (w == 0) return true;
+      v = w ^ g_free_key;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept {
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(tagged) & ~kRecordBit;
+  auto *r = reinterpret_cast<Record *>(a);
+  Segment *s = object_segment(r);
+  // A record lies in a block of h and says so with its check; anything else
+  // with the bit set is a pointer the program freed that starts no object.
+  if (VAM_UNLIKELY((a & 7) != 0 || (a & (kSegmentBytes - 1)) > kSegmentBytes - sizeof(Record) || !segment_known(s) ||
+                   s->kind > SegKind::medium || s->owner != h || r->count - 1 >= kRecordMax ||
+                   r->check != record_check(r, r->count)))
+    corruption("free(): invalid pointer (not the start of an object)", tagged);
+  FreeObj *next = remote_next(&r->link);
+  const std::size_t n = r->count;
+  for (std::size_t k = 0; k < n; ++k) {
+    const RecordEntry e = r->entries()[k];
+    Block *b = e.block;
+    const BlockState st = b->state;
+    const std::uint64_t cap = static_cast<std::uint64_t>(e.end - e.start) / e.size;
+    // What the reclaim assumed, in the owner's view (the file's head, 3 and 4).
+    const bool as_counted = segment_of(b) == segment_of(e.start) && segment_of(b)->owner == h &&
+                            b->start == e.start && b->end == e.end && b->size == e.size;
+    const bool all_live = (st == BlockState::front || st == BlockState::waiting || st == BlockState::full) &&
+                          b->used == cap && !free_list_has(b->free) && b->bump >= b->end && !b->has_pending;
+    if (VAM_UNLIKELY(!as_counted || !all_live || (st == BlockState::full && hot_list_holds_of(h, b))))
+      corruption("free(): double free detected (from another thread)", e.start);
+    // Every slot free: the block as get_block leaves it, its pages given back.
+    b->free = free_list_end(b);
+    b->bump = b->start;
+    store_relaxed<std::uint16_t>(b->used, 0);
+    // As the last of the frees would: regained if full, retired unless the
+    // class's sole block (small_free_slow).
+    if (st == BlockState::full) small_free_regained(h, b);
+    if (!sole_block(h, b)) retire_discarded(h, b);
+  }
+  // The record's own pages last: nothing is read from it after this.
+  char *from = page_floor(reinterpret_cast<char *>(r));
+  h->segments.discard(s, from, static_cast<std::size_t>(page_ceil(reinterpret_cast<char *>(r->entries() + n)) - from));
+  return next;
+}
+
+}  // namespace alloclab::vam
