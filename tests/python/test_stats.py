@@ -3,6 +3,7 @@ of a comparison differ (Student's t computed here, no SciPy, checked against tab
 and the median interval a verdict takes, checked for the coverage it claims."""
 
 import math
+import random
 
 import pytest
 
@@ -55,3 +56,27 @@ def test_the_median_interval_rejects_a_level_outside_zero_to_one():
     with pytest.raises(ValueError):
         stats.median_interval([1, 2, 3], 1.0)
     assert stats.median_interval([], 0.75) is None
+
+
+def test_the_shift_interval_holds_the_shift_with_its_stated_probability():
+    # the Mann-Whitney counts of three against three: 20 orderings, U from 0 to 9
+    assert stats._rank_sum_counts(3, 3) == [1, 1, 2, 3, 3, 3, 3, 2, 1, 1]
+    assert sum(stats._rank_sum_counts(4, 5)) == 126
+    iv = stats.shift_interval([10, 11, 12], [0, 1, 2])
+    assert (iv.k, iv.low, iv.high, iv.estimate) == (2, 9, 11, 10) and iv.coverage == pytest.approx(0.8)
+    assert iv.reached and (iv.n, iv.m) == (3, 3)
+    assert not stats.shift_interval([1, 2], [0, 1]).reached          # 2 against 2: 2/3 at best
+    assert stats.shift_interval([], [1]) is None
+    with pytest.raises(ValueError):
+        stats.shift_interval([1], [1], level=1.0)
+    # simulated: two samples of one distribution moved apart by 0.3; the interval misses the
+    # shift no more often than its coverage allows
+    rng = random.Random(7)
+    for n, m in ((3, 3), (4, 6), (8, 8)):
+        misses, trials = 0, 2000
+        for _ in range(trials):
+            xs = [rng.lognormvariate(0, 0.5) + 0.3 for _ in range(n)]
+            ys = [rng.lognormvariate(0, 0.5) for _ in range(m)]
+            iv = stats.shift_interval(xs, ys)
+            misses += not iv.low <= 0.3 <= iv.high
+        assert misses / trials <= 1 - iv.coverage + 0.03, (n, m, misses / trials, iv.coverage)

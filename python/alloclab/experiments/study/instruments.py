@@ -50,11 +50,14 @@ def _band(paper, share):
     return None
 
 
-def weights(p: Plan, say) -> dict:
+def weights(p: Plan, say, names=None) -> dict:
     """Each bundled workload's share of instructions in memory operations
-    (callgrind, naive variant on glibc) beside its paper program's (2002 Table 3)."""
+    (callgrind, naive variant on glibc) beside its paper program's (2002 Table 3);
+    NAMES: only these workloads (None: every one)."""
     out = {}
     for w in workloads.CATALOG:
+        if names is not None and w.name not in names:
+            continue
         binary = workloads.binary(w.name)
         if not binary:
             continue

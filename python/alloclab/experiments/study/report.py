@@ -14,6 +14,8 @@ API::
 
 from __future__ import annotations
 
+import shlex
+
 from alloclab.core.results.findings import Findings
 from alloclab.experiments.study.ablation_section import ablation_section
 from alloclab.experiments.study.blocks import number, p
@@ -41,23 +43,24 @@ def _verdict_rows(vs) -> list[dict]:
 
 
 def _null_words(v) -> str:
-    """What a timed verdict was judged on: its time measure, its null's noise floor, the interval
-    the rule saw."""
+    """What a timed verdict was judged on: its time measure and its null."""
     if not v.measure:
         return ""
     out = f" Judged on {v.measure}"
     if v.noise_floor is not None:
-        out += f"; noise floor ±{v.noise_floor:.1%} (the A/A null, {len(v.null or [])} repeats)"
-        if v.judged_low is not None:
-            out += f"; widened interval {show(v.judged_low, v.unit)} – {show(v.judged_high, v.unit)}"
+        out += (f", set against its A/A null ({len(v.null or [])} repeats, the furthest from no effect "
+                f"±{v.noise_floor:.1%})")
     else:
         out += "; no null measured"
     return out + "."
 
 
 def _command(meta: dict) -> str:
-    """The study's command as far as the findings tell it: its mode, and -r N when the runs per
-    cell were not the mode's."""
+    """The study's command: as typed, from the run record; for findings without one, as far as
+    they tell it (its mode, and -r N when the runs per cell were not the mode's)."""
+    typed = (meta.get("record") or {}).get("command")
+    if typed:
+        return " ".join(shlex.quote(str(a)) for a in typed)
     mode = meta.get("mode")
     cmd = "alloclab study" + {"quick": " --quick", "full": " --full"}.get(mode, "")
     repeat = meta.get("repeat")
@@ -102,18 +105,17 @@ def _measures(vs) -> str:
 def _verdicts(vs) -> dict:
     return {"id": "verdicts", "title": "The papers' claims", "blocks": [
         p("Each row is computed from this run. A measurement is one value per repeat (each repeat "
-          f"littered with its own seed, so it samples heap layouts); its spread is the interval that holds "
-          f"the values' median with probability at least {LEVEL:.2f} whatever their distribution "
-          "(min–max of three to five repeats, the second from each end of six to eight, narrower with "
-          "more); deterministic instruments give one exact value. Every timed claim is judged against its "
+          "littered with its own seed, so it samples heap layouts). Every timed claim is judged against its "
           "null: the same ratio between a program's clean run on glibc and the same run again, in the same "
-          "rounds, whose largest deviation from no effect is the run's noise floor. A spread within the "
-          "noise floor is unsettled (the run could not measure the effect); otherwise the spread, widened "
-          "by the noise floor on both sides, is judged, and one that straddles the paper's threshold is "
-          "inconclusive, as is a timed claim with fewer than three repeats. Unsettled claims' cells run "
-          "again in stages, judged at a level corrected for the number of looks. Timed claims are judged on "
-          f"the program's CPU time after littering ({_measures(vs)}), which other processes lengthen far "
-          "less than wall time."),
+          "rounds. Its spread is the interval of the effect over that null: the ratios of every repeat's "
+          "value to every null value, from the k-th smallest to the k-th largest, chosen to hold the effect "
+          f"with probability at least {LEVEL:.2f} whatever the noise's shape (the 2nd of nine for three "
+          "repeats, probability 0.80), so a noisy run spreads its own intervals. An interval that holds no "
+          "effect is unsettled (the run could not tell the effect from its noise); one that straddles the "
+          "paper's threshold is inconclusive, as is a timed claim with too few repeats. Deterministic "
+          "instruments give one exact value. Unsettled claims' cells run again in stages, judged at a level "
+          f"corrected for the number of looks. Timed claims are judged on the program's CPU time after "
+          f"littering ({_measures(vs)}), which other processes lengthen far less than wall time."),
         {"kind": "verdicts", "rows": _verdict_rows(vs)}]}
 
 

@@ -33,6 +33,7 @@ from alloclab.core.load import LoadWatch
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
 from alloclab.experiments.ablation import plan as ablation_plan
+from alloclab.experiments import workloads
 from alloclab.experiments.ablation import run as ablation_run
 from alloclab.experiments.study import analysis, calibration, counters, instruments, stages
 from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, run_program, slug
@@ -142,16 +143,21 @@ def _timed(p: Plan, phase: str, fn, *args):
 def _instruments(p: Plan, say, extra: analysis.Extra) -> None:
     """The deterministic instruments (counts under valgrind, not times), after the timed runs and
     side by side on the machine's CPUs (at most two): nothing timed runs meanwhile, and what they
-    count does not depend on what else runs. Each one's own seconds go to p.phases."""
-    tasks = {"memory": (instruments.memory_over_time, p, say), "weights": (instruments.weights, p, say),
-             "cache": (instruments.locality, p, say)}  # the longest first
+    count does not depend on what else runs. The weights go one workload per task, so that the two
+    CPUs stay busy to the end. Each instrument's own seconds go to p.phases (the weights' summed)."""
+    weight_tasks = [(f"weights:{w.name}", (instruments.weights, p, say, (w.name,))) for w in workloads.CATALOG]
+    tasks = [("memory", (instruments.memory_over_time, p, say)), *weight_tasks,
+             ("cache", (instruments.locality, p, say))]  # the longest first
     started = time.monotonic()
     workers = max(1, min(2, os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        running = {name: pool.submit(_timed, p, name, *task) for name, task in tasks.items()}
+        running = {name: pool.submit(_timed, p, name, *task) for name, task in tasks}
         extra.memory = running["memory"].result()
-        extra.weights = running["weights"].result()
         extra.cache = running["cache"].result()
+        extra.weights = {}
+        for name, _ in weight_tasks:
+            extra.weights.update(running[name].result())
+    p.phases["weights"] = round(sum(p.phases.pop(name, 0.0) for name, _ in weight_tasks), 1)
     p.phases["instruments"] = round(time.monotonic() - started, 1)
 
 

@@ -2,7 +2,7 @@
 fresh interleaved rounds, until every such claim separates from its noise or the time budget is
 spent.
 
-A claim is unsettled when its interval lies within its noise floor (verdicts/rules.py). Each
+A claim is unsettled when the interval of its effect over its null holds no effect (verdicts/rules.py). Each
 stage runs, for every program such a claim reads, the cells it reads (its measurement's and its
 null's, found by evaluating the claim on a StudyData that records what it is asked for), glibc's
 clean cell and the null's twin, STAGE_RUNS rounds each, with a littering seed of its own.
@@ -36,10 +36,11 @@ SEED_STEP = 7919  # stage k litters with seeds drawn from plan.seed + k * SEED_S
 
 
 def stage_runs(looks: int) -> int:
-    """The fewest repeats whose interval holds the median at the level of one of LOOKS looks."""
+    """The fewest repeats whose interval, set against as many of the null's, holds the effect over
+    the null at the level of one of LOOKS looks (verdicts/rules.py)."""
     level = level_for(looks)
     n = 3
-    while not stats.median_interval(range(n), level).reached:
+    while not stats.shift_interval(range(n), range(n), level).reached:
         n += 1
     return n
 

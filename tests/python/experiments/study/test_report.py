@@ -178,3 +178,13 @@ def test_each_verdict_row_says_how_its_interval_was_taken(tmp_path):
     a["verdicts"][0]["spread"] = "min-max of 3 repeats: holds the median with probability 0.75"
     page = _render(tmp_path, a)
     assert "[0.01, 0.05]. Interval: min-max of 3 repeats: holds the median with probability 0.75." in page
+
+
+def test_the_command_is_the_one_typed_when_the_run_record_has_it(tmp_path):
+    """A kept run's report gives the command its record holds, not one made up from the mode."""
+    a = _analysis()
+    a["meta"]["record"] = {"command": ["make", "study", "STUDY_ARGS=-o out/study quiet"]}
+    page = _render(tmp_path, a)
+    assert "make study &#39;STUDY_ARGS=-o out/study quiet&#39;" in page or \
+        "make study 'STUDY_ARGS=-o out/study quiet'" in page
+    assert "alloclab study --quick -r 3" not in page

@@ -376,8 +376,9 @@ def _fill(row: Verdict, c: Claim, d: StudyData, looks: int, stage: int | None):
     if not j:
         row.note = "not measured in this run"
         return None
-    row.measured, row.low, row.high, row.n, row.verdict = stats.median(values), j.low, j.high, j.n, j.verdict
-    row.coverage, row.spread = j.coverage, spread_words(j.n, j.coverage, exact, j.k)
+    row.measured = stats.median(values) if j.estimate is None else j.estimate
+    row.low, row.high, row.n, row.verdict = j.low, j.high, j.n, j.verdict
+    row.coverage, row.spread = j.coverage, spread_words(j.n, j.coverage, exact, j.k, j.m)
     if c.null and not exact:
         row.measure, row.null, row.noise_floor = d.time_measure, null or None, j.floor
         row.judged_low, row.judged_high, row.level, row.stage, row.why = (j.judged_low, j.judged_high, j.level,
@@ -385,7 +386,7 @@ def _fill(row: Verdict, c: Claim, d: StudyData, looks: int, stage: int | None):
     if j.n < 2 and not exact:
         row.note = "one run: no spread, so no verdict"
     elif j.coverage < j.level and not exact:
-        row.note = (f"{j.n} runs: their interval holds the median with probability {j.coverage:.2f}, "
+        row.note = (f"{j.n} runs: their interval holds what it estimates with probability {j.coverage:.2f}, "
                     f"under the {j.level:.2f} a verdict needs ({'3 runs at least' if looks == 1 else 'more runs'})")
     return j
 
@@ -423,14 +424,14 @@ def evaluate(d: StudyData, claims=CLAIMS, staged=(), looks: int = 1) -> list[Ver
         d_paper, staged_paper = views[c.paper]
         row = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
         j = _fill(row, c, d_paper, 1, None)
-        first = (row.low, row.high, row.noise_floor)
+        first = (row.low, row.high)
         for k, ds in enumerate(staged_paper if (j and j.verdict == "unsettled" and c.null) else (), 1):
             if not c.measure(ds)[0]:
                 break
             later = Verdict(c.id, c.paper, c.claim, c.paper_value, rule=c.rule.text(), unit=c.unit)
             j = _fill(later, c, ds, looks, k)
-            later.note = (f"the study's rounds left it unsettled ({show(first[0], c.unit)} … {show(first[1], c.unit)}"
-                          f" within ±{first[2]:.1%}); judged on the {later.n} repeats of stage{'s 1-' if k > 1 else ' '}"
+            later.note = (f"the study's rounds left it unsettled (over its null {show(first[0], c.unit)} … "
+                          f"{show(first[1], c.unit)}); judged on the {later.n} repeats of stage{'s 1-' if k > 1 else ' '}"
                           f"{k}, of at most {looks}, each look at probability {later.level:.3g}")
             row = later
             if j is None or j.verdict != "unsettled":

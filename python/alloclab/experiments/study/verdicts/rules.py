@@ -9,27 +9,30 @@ when repeats are added.
 
 A timed measurement also has its *null*: the same ratio taken between two runs that differ by
 nothing (one cell measured twice in every round under two labels, an A/A pair), one value per
-repeat. Its *noise floor* is the k-th largest multiplicative deviation of the null from no
-effect, max(1 + z, 1 / (1 + z)) - 1, with k the depth at which the level takes the interval
-(the largest of three to five, the second largest of six to eight): what this run's noise did
-to a ratio with no effect in it. The verdicts:
+repeat. A timed claim is judged on its *effect over its null*: the interval of the shift between
+the repeats' log ratios and the null's (stats.shift_interval, the two-sample Mann-Whitney /
+Hodges-Lehmann interval: for three repeats against three null values, the 2nd smallest to the
+2nd largest of the nine ratios (1 + value) / (1 + null), probability 0.80). Its premise is that
+the null's values are drawn like the repeats' but for the effect, which is what an A/A pair
+measured in the same interleaved rounds is for. Noise enters once, from both sides: a busy run
+spreads the null, and the interval with it. (The null's furthest value from no effect, its
+*noise floor*, is reported beside it; a claim that counts programs within a margin is unsettled
+when that floor reaches its margin.) The verdicts:
 
-  unsettled     the interval lies within the noise floor (1 / (1 + floor) - 1 .. floor): this
-                run could not tell the effect from no effect. Only for claims of an effect
-                (Band, AtLeast); a claim of at most so much is judged on the widened interval
-  confirmed     the whole widened interval lies inside the paper's band
-  stronger      the whole widened interval lies beyond the band, in the claimed direction
-  weaker        the whole widened interval lies short of the band and clears no effect (an
-                interval that reaches it may be no effect at all: inconclusive)
-  refuted       the whole widened interval lies at or beyond no effect (or the opposite one),
-                or above an upper bound the paper states
-  inconclusive  the widened interval straddles an edge, or too few repeats of a timed
-                measure for the level (one or two): never counted as confirmed
+  unsettled     the interval of the effect over its null holds no effect: this run could not tell
+                the effect from its noise. Only for claims of an effect (Band, AtLeast, UpTo); a
+                claim of at most so much is judged on the interval as it is
+  confirmed     the whole interval lies inside the paper's band
+  stronger      the whole interval lies beyond the band, in the claimed direction
+  weaker        the whole interval lies short of the band and clears no effect (an interval that
+                reaches it may be no effect at all: inconclusive, or unsettled when timed)
+  refuted       the whole interval lies at or beyond no effect (or the opposite one), or above an
+                upper bound the paper states
+  inconclusive  the interval straddles an edge of the band, or too few values for the level (two
+                repeats against two null values reach 2/3): never counted as confirmed
 
-The widened interval is the interval stretched by the noise floor on both sides,
-multiplicatively: (1 + low) / (1 + floor) - 1 .. (1 + high) * (1 + floor) - 1. A run whose noise
-moves an effect across an edge also widens its interval across that edge, so a busy run turns a
-decisive verdict into inconclusive or unsettled instead of into another decisive one.
+A measurement with no null (the deterministic instruments') is judged on the interval of its
+median (stats.median_interval: min-max of three to five repeats).
 
 Repeats added in stages (experiments/study/stages.py) judge the staged repeats alone, fresh
 ones, at the level corrected for the most looks the study may take (Bonferroni: each look at
@@ -43,10 +46,10 @@ API::
 
     Rule: Band(lo, hi, null=0.0) | AtMost(hi) | AtLeast(lo, null=0.0) | UpTo(hi) | around(value)
     judge(rule, values, null=None, exact=False, looks=1, margin=None) -> Judgement | None
+    effect_over_null(values, null, level=LEVEL) -> stats.ShiftInterval | None   # as effects
     noise_floor(null_values, level=LEVEL) -> float | None
-    widen(low, high, floor) -> (low, high)
     level_for(looks) -> float              # the Bonferroni-corrected level of one of LOOKS looks
-    spread_words(n, coverage, exact, k=1) -> str
+    spread_words(n, coverage, exact, k=1, m=0) -> str
     LEVEL, VERDICTS, DECISIVE
 """
 
@@ -64,8 +67,8 @@ LEVEL = 0.75  # what min-max of three repeats, the default study's, holds
 
 # ---------------------------------------------------------------- rules
 
-_SPREAD = "the spread (widened by the noise floor when the claim is timed)"
-_UNSETTLED = "unsettled if a timed claim's spread lies within its noise floor; "
+_SPREAD = "the interval (of the effect over its null when the claim is timed)"
+_UNSETTLED = "unsettled if a timed claim's effect over its null holds no effect; "
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,16 +193,6 @@ def noise_floor(null_values, level: float = LEVEL) -> float | None:
     return devs[iv.k - 1]
 
 
-def widen(low: float, high: float, floor: float) -> tuple[float, float]:
-    """The interval low..high (effects) stretched by the noise floor on both sides, multiplicatively."""
-    return (1.0 + low) / (1.0 + floor) - 1.0, (1.0 + high) * (1.0 + floor) - 1.0
-
-
-def within_noise(low: float, high: float, floor: float) -> bool:
-    """The interval lies within the noise floor: no further from no effect than the null went."""
-    return 1.0 / (1.0 + floor) - 1.0 <= low and high <= floor
-
-
 @dataclasses.dataclass(frozen=True)
 class Judgement:
     """A verdict and what it rests on."""
@@ -210,10 +203,25 @@ class Judgement:
     coverage: float          # its probability of holding the median
     k: int                   # low, high: the k-th smallest and k-th largest value
     level: float             # the probability asked for (LEVEL, or corrected for several looks)
-    judged_low: float | None = None    # the interval the rule saw: widened by the noise floor
+    judged_low: float | None = None    # the interval the rule saw
     judged_high: float | None = None
     floor: float | None = None         # the noise floor (None: no null)
+    m: int = 0               # the null's values the interval was set against (0: none)
+    estimate: float | None = None      # the effect over its null (None: no null; the median is the estimate)
     why: str = ""
+
+
+def effect_over_null(values, null, level: float = LEVEL):
+    """The interval of the effect over its null (stats.shift_interval on log(1 + value)), as
+    effects: how far the repeats' ratios lie from the null's, multiplicatively. None when a
+    value is no ratio (1 + value <= 0) or either side is empty."""
+    if any(1.0 + v <= 0.0 for v in list(values) + list(null)):
+        return None
+    iv = stats.shift_interval([math.log1p(v) for v in values], [math.log1p(z) for z in null], level)
+    if iv is None:
+        return None
+    return dataclasses.replace(iv, low=math.expm1(iv.low), high=math.expm1(iv.high),
+                               estimate=math.expm1(iv.estimate))
 
 
 def judge(rule, values, null=None, exact: bool = False, looks: int = 1, margin: float | None = None):
@@ -221,7 +229,7 @@ def judge(rule, values, null=None, exact: bool = False, looks: int = 1, margin: 
     null's per-repeat values (None: no null measured, as for deterministic instruments); LOOKS:
     how many looks the study may take at this claim (the level is corrected for them); MARGIN:
     for a claim that counts programs within a margin of each other (values that are no ratios,
-    so nothing to widen), the run is unsettled when its noise floor reaches the margin."""
+    so nothing to compare with a shift), the run is unsettled when its noise floor reaches the margin."""
     vals = [v for v in values if v is not None]
     if not vals:
         return None
@@ -231,34 +239,47 @@ def judge(rule, values, null=None, exact: bool = False, looks: int = 1, margin: 
                          why="exact: a deterministic instrument")
     level = level_for(looks)
     iv = stats.median_interval(vals, level)
-    floor = noise_floor(null, level)
+    nulls = [z for z in (null or ()) if z is not None]
+    floor = noise_floor(nulls, level)
     base = dict(low=iv.low, high=iv.high, n=iv.n, coverage=iv.coverage, k=iv.k, level=level, floor=floor)
-    if not iv.reached:
-        return Judgement("inconclusive", **base, why=f"{iv.n} repeats cannot reach probability {level:.3g}")
     if floor is None:
+        if not iv.reached:
+            return Judgement("inconclusive", **base, why=f"{iv.n} repeats cannot reach probability {level:.3g}")
         return Judgement(rule.judge(iv.low, iv.high), **base, judged_low=iv.low, judged_high=iv.high,
                          why="no null measured: the spread judged as it is")
     if margin is not None:
+        if not iv.reached:
+            return Judgement("inconclusive", **base, why=f"{iv.n} repeats cannot reach probability {level:.3g}")
         if floor >= margin:
             return Judgement("unsettled", **base, why=f"the noise floor ({floor:.1%}) reaches the claim's "
                                                       f"margin ({margin:.0%})")
         return Judgement(rule.judge(iv.low, iv.high), **base, judged_low=iv.low, judged_high=iv.high,
                          why=f"the noise floor ({floor:.1%}) is below the claim's margin ({margin:.0%})")
-    if rule.effect and within_noise(iv.low, iv.high, floor):
-        return Judgement("unsettled", **base, why=f"the spread lies within the noise floor (±{floor:.1%})")
-    wl, wh = widen(iv.low, iv.high, floor)
-    return Judgement(rule.judge(wl, wh), **base, judged_low=wl, judged_high=wh,
-                     why=f"the spread widened by the noise floor (±{floor:.1%})")
+    sh = effect_over_null(vals, nulls, level)
+    if sh is None:
+        return Judgement("inconclusive", **base, why="a value is no ratio: nothing to set against the null")
+    base.update(low=sh.low, high=sh.high, coverage=sh.coverage, k=sh.k, m=sh.m, estimate=sh.estimate,
+                judged_low=sh.low, judged_high=sh.high)
+    if not sh.reached:
+        return Judgement("inconclusive", **base,
+                         why=f"{sh.n} repeats against {sh.m} null values cannot reach probability {level:.3g}")
+    if rule.effect and sh.low < 0.0 < sh.high:
+        return Judgement("unsettled", **base, why="the effect over its null holds no effect: this run "
+                                                  "could not tell the effect from its noise")
+    return Judgement(rule.judge(sh.low, sh.high), **base, why="the effect over its null")
 
 
-def spread_words(n: int, coverage: float, exact: bool, k: int = 1) -> str:
-    """How a verdict row's interval (the k-th smallest to the k-th largest of n) was taken,
-    in the words the reports print."""
+def spread_words(n: int, coverage: float, exact: bool, k: int = 1, m: int = 0) -> str:
+    """How a verdict row's interval was taken (the k-th smallest to the k-th largest of n values,
+    or of the n * m differences between n repeats and m null values), in the words the reports print."""
     if exact:
         return "exact (deterministic instrument)"
     if n == 0:
         return "nothing measured"
     ends = "min-max" if k == 1 else f"{_ordinal(k)} smallest to {_ordinal(k)} largest"
+    if m:
+        return (f"{ends} of the {n * m} ratios of {n} repeat{'s' if n != 1 else ''} to {m} null value"
+                f"{'s' if m != 1 else ''}: holds the effect over the null with probability {coverage:.2f}")
     return f"{ends} of {n} repeat{'s' if n != 1 else ''}: holds the median with probability {coverage:.2f}"
 
 

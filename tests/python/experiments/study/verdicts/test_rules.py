@@ -58,34 +58,44 @@ def test_the_noise_floor_is_the_nulls_largest_multiplicative_deviation_at_the_in
     assert rules.noise_floor([]) is None and rules.noise_floor(None) is None
 
 
-def test_a_spread_within_the_noise_floor_is_unsettled_not_inconclusive():
-    assert verdict([0.01, 0.02, 0.04]) == "unsettled"
-    assert verdict([-0.0476, 0.0, 0.05]) == "unsettled"                 # both edges of the floor
-    # one value past the floor: measured, and the widened spread reaches no effect
-    assert verdict([0.01, 0.02, 0.06]) == "inconclusive"
-    assert verdict([-0.2, 0.0, 0.2]) == "inconclusive"                  # wider than the noise: straddles
-
-
-def test_a_spread_below_the_band_that_reaches_no_effect_once_widened_is_not_weaker():
-    assert verdict([0.05, 0.06, 0.07]) == "inconclusive"    # widened low: 1.05 / 1.05 - 1 = 0
-    assert verdict([0.06, 0.08, 0.10]) == "weaker"          # widened 0.95% .. 15.5%: clears 0, short of 18%
-    assert verdict([0.06, 0.08, 0.10], null=[0.0, 0.0, 0.0]) == "weaker"
-    assert verdict([0.06, 0.08, 0.10], null=[0.07, 0.0, 0.0]) == "inconclusive"   # noisier run
-
-
-def test_noise_that_could_move_an_effect_across_an_edge_widens_it_across_that_edge():
+def test_the_effect_over_the_null_is_the_two_sample_interval_of_the_ratios():
+    # three repeats against three null values: the 2nd smallest to the 2nd largest of the nine
+    # ratios (1 + value) / (1 + null), which holds the effect over the null with probability 0.8
+    j = rules.judge(BAND, [0.22, 0.22, 0.22], null=NULL)
+    assert (j.n, j.m, j.k) == (3, 3, 2) and j.coverage == pytest.approx(0.8)
+    assert (j.low, j.high) == pytest.approx((1.22 / 1.05 - 1, 1.22 / 0.96 - 1))
+    assert (j.judged_low, j.judged_high) == (j.low, j.high)
+    assert j.estimate == pytest.approx(1.22 / 1.03 - 1)       # the median of the nine ratios
+    assert j.floor == pytest.approx(0.05)                      # still reported: the null's furthest value
+    assert j.verdict == "inconclusive"                         # 16.2% .. 27.1%: below 18% at its low end
     assert verdict([0.22, 0.22, 0.22], null=[0.01, 0.0, -0.01]) == "confirmed"
-    assert verdict([0.22, 0.22, 0.22], null=[0.05, 0.0, 0.0]) == "inconclusive"   # 16.2% .. 28.1%
-    assert verdict([0.40, 0.41, 0.42]) == "stronger"                             # widened low 33%
-    assert verdict([0.30, 0.31, 0.32]) == "inconclusive"                         # widened low 23.8%
-    assert verdict([-0.20, -0.15, -0.10]) == "refuted"                           # widened high -5.5%
-    assert verdict([-0.20, -0.15, -0.03]) == "inconclusive"                      # within the floor's reach
 
 
-def test_claims_of_at_most_are_never_unsettled_but_judged_widened():
-    assert verdict([0.0, 0.01, 0.02], rule=rules.AtMost(0.15)) == "confirmed"
-    assert verdict([0.10, 0.11, 0.12], rule=rules.AtMost(0.15)) == "inconclusive"   # widened high 17.6%
-    assert verdict([0.25, 0.30, 0.35], rule=rules.AtMost(0.15)) == "refuted"        # widened low 19%
+def test_an_effect_whose_interval_over_the_null_holds_no_effect_is_unsettled_not_inconclusive():
+    assert verdict([0.01, 0.02, 0.04]) == "unsettled"
+    assert verdict([-0.2, 0.0, 0.2]) == "unsettled"
+    assert verdict([0.06, 0.08, 0.10], null=[0.07, 0.07, 0.0]) == "unsettled"   # -0.9% .. +10%
+    assert verdict([0.07, 0.08, 0.10]) == "weaker"        # 1.07 / 1.05 .. 1.10 / 0.96: clears 0, short of 18%
+
+
+def test_a_spread_below_the_band_that_reaches_no_effect_is_not_weaker():
+    assert verdict([0.06, 0.08, 0.10], null=[0.0, 0.0, 0.0]) == "weaker"
+    assert verdict([0.06, 0.08, 0.10], null=[0.07, 0.0, 0.0]) == "weaker"        # one null value trimmed
+    assert verdict([0.06, 0.08, 0.10], null=[0.07, 0.07, 0.0]) != "weaker"       # two: it reaches 0
+
+
+def test_noise_that_could_move_an_effect_across_an_edge_moves_its_interval_across_that_edge():
+    assert verdict([0.40, 0.41, 0.42]) == "stronger"                  # low 1.41 / 1.05: 34.3%
+    assert verdict([0.30, 0.31, 0.32]) == "inconclusive"              # 24.8% .. 36.5%
+    assert verdict([0.30, 0.31, 0.32], null=[0.0, 0.0, 0.0]) == "stronger"
+    assert verdict([-0.20, -0.15, -0.10]) == "refuted"                # high 0.85 / 0.96: -11.5%
+    assert verdict([-0.20, -0.15, 0.03], null=[0.05, -0.04, -0.04]) == "unsettled"
+
+
+def test_claims_of_at_most_are_never_unsettled_but_judged_over_the_null():
+    assert verdict([0.0, 0.01, 0.02], rule=rules.AtMost(0.15)) == "confirmed"      # -3.8% .. +5.2%
+    assert verdict([0.10, 0.11, 0.12], rule=rules.AtMost(0.15)) == "inconclusive"  # high 1.11 / 0.96: 15.6%
+    assert verdict([0.25, 0.30, 0.35], rule=rules.AtMost(0.15)) == "refuted"       # low 1.25 / 1.03: 21.4%
     assert verdict([0.01, 0.02, 0.03], rule=rules.AtLeast(0.0)) == "unsettled"
     assert verdict([0.06, 0.07, 0.08], rule=rules.AtLeast(0.0)) == "confirmed"
 
@@ -95,7 +105,7 @@ def test_an_up_to_claim_is_an_effect_claim_unsettled_within_the_noise():
     assert verdict([0.01, 0.02, 0.04], rule=up) == "unsettled"
     assert verdict([0.20, 0.25, 0.30], rule=up) == "confirmed"
     assert verdict([-0.30, -0.25, -0.20], rule=up) == "refuted"
-    assert verdict([0.40, 0.41, 0.42], rule=up) == "inconclusive"               # widened high 49%
+    assert verdict([0.40, 0.41, 0.42], rule=up) == "inconclusive"               # high 1.41 / 0.96: 46.9%
     text = up.text()
     assert "unsettled" in text and "above 0 and at most 0.44" in text and "stronger" in text
 
@@ -106,21 +116,25 @@ def test_a_margin_claim_is_unsettled_when_the_noise_reaches_its_margin():
     assert rules.judge(share, [0.75, 0.75, 1.0], null=[0.06, 0.02, 0.0], margin=0.05).verdict == "unsettled"
 
 
-def test_too_few_repeats_are_inconclusive_and_no_null_judges_the_spread_as_it_is():
-    j = rules.judge(BAND, [0.01, 0.02], null=NULL)
-    assert j.verdict == "inconclusive" and j.floor == pytest.approx(0.05)
+def test_too_few_values_are_inconclusive_and_no_null_judges_the_spread_as_it_is():
+    j = rules.judge(BAND, [0.20, 0.21], null=[0.0, 0.01])      # 2 against 2: probability 2/3
+    assert j.verdict == "inconclusive" and j.coverage == pytest.approx(2 / 3) and not j.verdict == "unsettled"
+    j = rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0])      # 3 against 1: 1/2
+    assert j.verdict == "inconclusive" and j.coverage == pytest.approx(0.5)
     j = rules.judge(BAND, [0.20, 0.21, 0.22])
     assert j.verdict == "confirmed" and j.floor is None and (j.judged_low, j.judged_high) == (0.20, 0.22)
-    j = rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0])
-    assert (j.judged_low, j.judged_high) == pytest.approx((0.20, 0.22))
+    assert rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0, -1.5, 0.0]).verdict == "inconclusive"  # no ratio
 
 
 def test_each_look_of_several_is_judged_at_the_corrected_level():
     assert rules.level_for(1) == rules.LEVEL
     assert rules.level_for(2) == pytest.approx(0.875)
-    assert rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0] * 3, looks=2).verdict == "inconclusive"  # 3 < 0.875
-    j = rules.judge(BAND, [0.20, 0.21, 0.22, 0.22], null=[0.0] * 4, looks=2)
-    assert j.verdict == "confirmed" and j.level == pytest.approx(0.875) and j.coverage >= 0.875
+    j = rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0] * 3, looks=2)    # min-max of nine: 0.9
+    assert j.verdict == "confirmed" and j.k == 1 and j.coverage == pytest.approx(0.9)
+    assert rules.judge(BAND, [0.20, 0.21, 0.22], null=[0.0] * 3, looks=5).verdict == "inconclusive"  # 0.9 < 0.95
+    j = rules.judge(BAND, [0.20, 0.21, 0.22, 0.22], null=[0.0] * 4, looks=5)
+    assert j.verdict == "confirmed" and j.level == pytest.approx(0.95) and j.coverage >= 0.95
+    assert stages.stage_runs(2) == 3 and stages.stage_runs(5) == 4
 
 
 # ---------------------------------------------------------------- staged repeats do not manufacture verdicts
