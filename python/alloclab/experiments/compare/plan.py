@@ -48,6 +48,8 @@ class ComparePlan:
     show_output: bool = False   # the program's stdout and stderr go to the terminal (not hashed)
     report: bool = True         # write report.html (and its plots)
     rss_every: float | None = None  # also run each cell once more, its RSS sampled this often (s)
+    first_repeat: int = 1       # the rounds are repeats first_repeat .. first_repeat + runs - 1 (their
+                                # seeds and order), so one comparison may be run a round at a time
 
     @property
     def cells(self) -> list[tuple[Allocator, Level]]:
@@ -61,6 +63,8 @@ class ComparePlan:
         """LabError for a plan that cannot run; the plan itself otherwise."""
         if self.runs < 1:
             raise LabError("--repeat must be at least 1")
+        if self.first_repeat < 1:
+            raise LabError("the first repeat is repeat 1 or later")
         if self.timeout is not None and self.timeout <= 0:
             raise LabError("--timeout must be positive")
         if self.rss_every is not None and not 0.001 <= self.rss_every <= 10:

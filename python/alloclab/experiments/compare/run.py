@@ -177,7 +177,8 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
     p = m.plan
     total = len(m.cells) * p.runs
     k = 0
-    for rep in range(1, p.runs + 1):
+    first = len(m.cells) * (p.first_repeat - 1)   # the run numbers of the rounds before, run apart
+    for rep in range(p.first_repeat, p.first_repeat + p.runs):
         order = list(m.cells)
         if p.shuffle:
             random.Random(p.seed * 1000003 + rep).shuffle(order)
@@ -188,7 +189,7 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
             prog.begin(f"[{k + 1}/{total}] {a.name} {lv.label} repeat {rep}", k, total)
             r, log = litter.run_logged(p.cmd, preload, env, p.timeout, p.prepare, p.show_output)
             k += 1
-            row = _row(m, k, a, lv, rep, rep_seed, r, log, started)
+            row = _row(m, first + k, a, lv, rep, rep_seed, r, log, started)
             writer.write(row)
             f.flush()
             m.rows.append(row)

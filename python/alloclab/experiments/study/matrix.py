@@ -11,7 +11,7 @@ API::
 
     StudyMatrix(ComparePlan)                # .only: the cells to run; .twin: the null's twin
     twin_of(allocator) -> Allocator         # glibc measured a second time, under AGAIN's name
-    matrix_plan(p, prog, profile_path, timeout, only=None, runs=None, seed=None, sub="") -> StudyMatrix
+    matrix_plan(p, prog, profile_path, timeout, only=None, runs=None, seed=None, sub="", first_repeat=1)
     run_program(p, prog, matrix, progress, writer, rows, stage=0) -> bool
     StudyInterrupted
 """
@@ -65,9 +65,11 @@ def twin_of(allocator: Allocator) -> Allocator:
 
 
 def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float, only=None,
-                runs: int | None = None, seed: int | None = None, sub: str = "") -> StudyMatrix:
+                runs: int | None = None, seed: int | None = None, sub: str = "",
+                first_repeat: int = 1) -> StudyMatrix:
     """PROG's matrix: ONLY, (allocator name, level) pairs, or every cell the plan gives it; the
-    twin unless PROG is clean-only."""
+    twin unless PROG is clean-only. FIRST_REPEAT: its rounds are the repeats from that one on
+    (the study runs one round of every variant of a workload before the next round)."""
     glibc = next(a for a in p.allocators if a.name == NULL_ALLOCATOR)
     if only is None:
         allocs = [glibc] if prog.clean_only else p.allocators
@@ -83,19 +85,27 @@ def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float
         levels = sorted({lv for _, lv in wanted})
         cells = [(by_name[n], lv) for a in allocs for n, lv in sorted(wanted) if n == a.name]
     return StudyMatrix(prog.cmd, allocs, levels, Cell(NULL_ALLOCATOR, Level.ADV_0), runs=runs or p.repeat,
-                       warmup=0 if only is not None else int(p.warmup),
+                       warmup=0 if only is not None or first_repeat > 1 else int(p.warmup),
                        outdir=os.path.join(p.outdir, "runs", slug(prog.name), sub), timeout=timeout, cache="off",
                        profile=profile_path if any(lv.littered for lv in levels) else None,
                        seed=p.seed if seed is None else seed, report=False, only=cells,
-                       twin=None if prog.clean_only else twin_of(glibc))
+                       twin=None if prog.clean_only else twin_of(glibc), first_repeat=first_repeat)
 
 
 def _note_matrix(p: Plan, prog: Program, summary) -> None:
     bad = [c for c in summary.cells if c.ok == 0]
-    if bad:
-        p.notes.append(f"{prog.name}: no successful run in " + ", ".join(c.name for c in bad))
+    notes = [f"{prog.name}: no successful run in " + ", ".join(c.name for c in bad)] if bad else []
     if summary.stdout_differs:
-        p.notes.append(f"{prog.name}: stdout differed between runs")
+        notes.append(f"{prog.name}: stdout differed between runs")
+    p.notes.extend(n for n in notes if n not in p.notes)   # one matrix per round: say it once
+
+
+def note_stdout(p: Plan, prog: Program, rows: list) -> None:
+    """A note when PROG's successful runs (over every round) did not all print the same."""
+    shas = {r.stdout_sha256 for r in rows if r.program == prog.name and r.ok and r.stdout_sha256}
+    note = f"{prog.name}: stdout differed between runs"
+    if len(shas) > 1 and note not in p.notes:
+        p.notes.append(note)
 
 
 def run_program(p: Plan, prog: Program, cp: StudyMatrix, progress, writer, rows, stage: int = 0,

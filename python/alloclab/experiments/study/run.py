@@ -23,6 +23,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import os
+import random
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ from alloclab.experiments.ablation import plan as ablation_plan
 from alloclab.experiments import workloads
 from alloclab.experiments.ablation import run as ablation_run
 from alloclab.experiments.study import analysis, calibration, counters, instruments, stages
-from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, run_program, slug
+from alloclab.experiments.study.matrix import RESULTS, StudyInterrupted, matrix_plan, note_stdout, run_program, slug
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
 from alloclab.measure import profile as profiling
@@ -71,8 +72,12 @@ def _custom_ops(p: Plan, prog: Program, timeout: float) -> int | None:
 
 
 def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
-    """Profile each program once, run the matrix of every variant with that
-    profile, and append every run to DIR/results.csv as it ends."""
+    """Profile each workload once (its naive variant) and run its variants' matrices with that
+    profile, round by round: round r runs repeat r of every variant (in an order shuffled per
+    round) before round r + 1 begins, so that a ratio between two variants (custom against
+    naive) is taken between runs made minutes apart at most, as a ratio within one variant's
+    matrix is; the machine's slow drift then moves both sides of it. Every run is appended to
+    DIR/results.csv as it ends."""
     say = _sayer(progress)
     rows: list = []
     littered = any(lv.littered for lv in p.advs)
@@ -88,12 +93,20 @@ def run_programs(p: Plan, progress, timeout: float = 300) -> list[StudyRow]:
                     profile_path = profile_workload(naive, p.outdir, timeout, say)
                 except LabError as e:
                     p.notes.append(f"{workload}: no profile ({e}); only its clean runs were made")
+            ops = {prog.name: _custom_ops(p, prog, timeout) for prog in progs}
+            able = list(progs)
+            for rep in range(1, p.repeat + 1):
+                order = list(able)
+                random.Random(p.seed * 7919 + rep).shuffle(order)
+                for prog in order:
+                    done += 1
+                    say(f"== study [{done}/{len(p.programs) * p.repeat}] {prog.name} round {rep}/{p.repeat}")
+                    cp = matrix_plan(p, prog, profile_path, timeout, runs=1, sub=f"round{rep}", first_repeat=rep)
+                    if not run_program(p, prog, cp, progress, writer, rows, ops=ops[prog.name]):
+                        able.remove(prog)      # it could not run: its later rounds would not either
+                    f.flush()
             for prog in progs:
-                done += 1
-                say(f"== study [{done}/{len(p.programs)}] {prog.name}")
-                run_program(p, prog, matrix_plan(p, prog, profile_path, timeout), progress, writer, rows,
-                            ops=_custom_ops(p, prog, timeout))
-                f.flush()
+                note_stdout(p, prog, rows)
             _note_output(p, workload, rows)
         p.phases["matrix"] = round(time.monotonic() - started, 1)
         started = time.monotonic()

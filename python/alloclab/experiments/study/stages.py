@@ -22,6 +22,7 @@ API::
 from __future__ import annotations
 
 import os
+import random
 import time
 
 from alloclab import stats
@@ -90,13 +91,17 @@ def run_stages(p: Plan, rows: list, progress, writer, f, timeout: float) -> dict
             break
         say(f"== study stage {k} of at most {p.looks}: {runs} rounds for {', '.join(sorted(need))}")
         start = time.monotonic()
-        for q, cells in wanted.values():
-            prof = os.path.join(p.outdir, "profiles", f"{slug(q.workload)}.json")
-            cp = matrix_plan(p, q, prof if os.path.exists(prof) else None, timeout, only=sorted(cells), runs=runs,
-                             seed=p.seed + k * SEED_STEP, sub=f"stage{k}")
-            ops = next((r.custom_ops for r in rows if r.program == q.name), None)  # its counted run's
-            run_program(p, q, cp, progress, writer, rows, stage=k, ops=ops)
-            f.flush()
+        for rep in range(1, runs + 1):     # round by round over the programs, as the study's rounds go
+            order = list(wanted.values())
+            random.Random((p.seed + k * SEED_STEP) * 7919 + rep).shuffle(order)
+            for q, cells in order:
+                prof = os.path.join(p.outdir, "profiles", f"{slug(q.workload)}.json")
+                cp = matrix_plan(p, q, prof if os.path.exists(prof) else None, timeout, only=sorted(cells), runs=1,
+                                 seed=p.seed + k * SEED_STEP, sub=os.path.join(f"stage{k}", f"round{rep}"),
+                                 first_repeat=rep)
+                ops = next((r.custom_ops for r in rows if r.program == q.name), None)  # its counted run's
+                run_program(p, q, cp, progress, writer, rows, stage=k, ops=ops)
+                f.flush()
         spent += time.monotonic() - start
         ran.append({"stage": k, "claims": sorted(need), "programs": sorted(wanted), "runs": runs,
                     "seconds": round(time.monotonic() - start, 1)})

@@ -235,3 +235,25 @@ def test_rss_series_samples_each_cell_once_more_and_plots_it(tmp_path, libdir):
     assert (out / "rss_series.png").exists()
     assert "sampled every 5 ms" in (out / "report.html").read_text()
     assert "[rss 2/2] glibc Adv_1" in r.stderr
+
+
+def test_a_comparison_run_a_round_at_a_time_gives_the_rows_of_one_run_whole(tmp_path, work, libdir):
+    """first_repeat: rounds 2 and 3 run apart carry the repeat numbers, littering seeds and run
+    numbers they have when the three rounds run in one go."""
+    from alloclab.experiments.compare.plan import repeat_seed
+    glibc = allocators.find("glibc")
+
+    def plan(out, **kw):
+        return ComparePlan([work], [glibc], [Level.ADV_0, Level.ADV_1], Cell("glibc", Level.ADV_0), warmup=0,
+                           cache="off", report=False, seed=11, outdir=str(tmp_path / out), **kw)
+    run_matrix(plan("whole", runs=3), progress=None)
+    whole = [(r["repeat"], r["seed"], r["run"], r["adv"]) for r in csv_rows(tmp_path / "whole")]
+    profile = str(tmp_path / "whole" / "profile.json")
+    apart = []
+    for rep in (1, 2, 3):
+        run_matrix(plan(f"r{rep}", runs=1, first_repeat=rep, profile=profile), progress=None)
+        apart += [(r["repeat"], r["seed"], r["run"], r["adv"]) for r in csv_rows(tmp_path / f"r{rep}")]
+    assert apart == whole
+    assert {s for _, s, _, adv in whole if adv == "1"} == {str(repeat_seed(11, k)) for k in (1, 2, 3)}
+    with pytest.raises(Exception, match="first repeat"):
+        plan("bad", runs=1, first_repeat=0).check()

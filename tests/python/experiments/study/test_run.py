@@ -238,3 +238,22 @@ def test_two_runs_give_the_timed_claims_no_verdict_and_say_why(quick_study):
     exact = [v for v in doc["verdicts"] if v["n"] and v["spread"].startswith("exact")]
     assert exact and all(v["coverage"] == 1.0 for v in exact)
     assert any(v["verdict"] != "inconclusive" for v in exact)
+
+
+def test_a_workloads_variants_run_round_by_round(quick_study):
+    """Round r of every variant of a workload runs before round r + 1 of any: a ratio between two
+    variants is taken between runs made close together, not a whole matrix apart."""
+    _, _, rows = quick_study
+    first = [r for r in rows if r["stage"] in ("", "0")]
+    by_workload: dict = {}
+    for r in first:                          # results.csv holds the runs in the order they ended
+        by_workload.setdefault(r["workload"], []).append((int(r["repeat"]), r["variant"]))
+    several = 0
+    for w, seq in by_workload.items():
+        reps = [k for k, _ in seq]
+        assert reps == sorted(reps), (w, reps)
+        if len({v for _, v in seq}) > 1:
+            several += 1
+            # each round holds every variant
+            assert {v for k, v in seq if k == 1} == {v for k, v in seq if k == reps[-1]}, w
+    assert several >= 5
