@@ -26,9 +26,9 @@ def add_arguments(ss) -> None:
                          "intervals; fewer than 3 leave the timed claims without a verdict")
     ss.add_argument("--stage-budget", type=A.typed(_budget), default=None, metavar="DURATION",
                     help="time the staged repeats may take: the cells of timed claims the first rounds "
-                         "leave unsettled (within the run's noise) run again in fresh rounds until they "
-                         "separate or this is spent (default: 60s; 0 with --quick, 300s with --full; "
-                         "0: no stages)")
+                         "leave unsettled (their effect over the null holds no effect) run again in "
+                         "fresh rounds until they separate or this is spent (default: 180s; 0 with "
+                         "--quick, 300s with --full; 0: no stages)")
     ss.add_argument("--ablation", action="store_true",
                     help="also run Vam's design-switch ablation into DIR/ablation (always with --full)")
     A.add_allocators(ss, default=None, help_extra="; default: every one found")

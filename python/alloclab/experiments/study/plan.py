@@ -37,7 +37,7 @@ MODES = {
               "frag_scale": "0.05", "weights_scale": "0.02", "stage_budget": 0},
     "default": {"scale": "0.5", "advs": [0, 3], "repeat": 3, "warmup": False, "real": 1.0,
                 "max_allocators": 5, "like_variants": True, "memory_scale": "0.05",
-                "frag_scale": "0.3", "weights_scale": "0.5", "stage_budget": 60},
+                "frag_scale": "0.3", "weights_scale": "0.5", "stage_budget": 180},
     "full": {"scale": "3", "advs": [0, 1, 3, 10], "repeat": 5, "warmup": True, "real": 3.0,
              "max_allocators": 5, "like_variants": True, "memory_scale": "0.1",
              "frag_scale": "0.3", "weights_scale": "0.5", "stage_budget": 300},
