@@ -7,7 +7,7 @@
 // do), parses into an AST, resolves names through nested block scopes, folds
 // constants, lowers to three-address code, removes common subexpressions,
 // allocates registers and emits the code as text; the checksum covers the
-// emitted text.
+// emitted text and the unit's globals (names, sizes, field offsets).
 //
 // Three lifetimes, as in gcc's obstacks and lcc's arenas (lcc's PERM and FUNC):
 //   unit      the permanent arena: the unit's global symbols, their types and
