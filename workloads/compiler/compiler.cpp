@@ -7,18 +7,30 @@
 // do), parses into an AST, resolves names through nested block scopes, folds
 // constants, lowers to three-address code, removes common subexpressions,
 // allocates registers and emits the code as text; the checksum covers the
-// emitted text.
+// emitted text and the unit's globals (names, sizes, field offsets).
 //
-// Two lifetimes, as in gcc's obstacks and lcc's arenas:
+// Three lifetimes, as in gcc's obstacks and lcc's arenas (lcc's PERM and FUNC):
+//   unit      the permanent arena: the unit's global symbols, their types and
+//             struct fields, and the interned strings that name them — kept
+//             until the whole unit is compiled;
 //   function  names, AST, IR: all die together when the function is emitted;
 //   scope     symbol tables of a block: die at the closing brace — the
 //             obstack's "free everything allocated after p".
 //
-//   --alloc custom  two obstacks (chunks from malloc, bump allocation); the
-//                   function obstack is freed back to its base, the scope
-//                   obstack back to the mark taken at each opening brace
-//   --alloc reap    a reap per function (child of a unit reap) and a nested
-//                   child reap per block, destroyed at the closing brace
+// The unit starts with the declarations of its headers (a preprocessed C
+// file such as lcc's scilab.i is mostly headers): structs, whose layout is
+// computed as they are declared, and extern function prototypes; every
+// function defined adds its own global symbol. --live multiplies the
+// headers' declarations (about 1,000 at 1, independent of --scale), and with
+// them the objects kept live until the end.
+//
+//   --alloc custom  three obstacks (chunks from malloc, bump allocation): the
+//                   unit obstack is never freed back, the function obstack is
+//                   freed back to its base, the scope obstack back to the mark
+//                   taken at each opening brace
+//   --alloc reap    a unit reap holding the permanent objects, a reap per
+//                   function (its child) and a nested child reap per block,
+//                   destroyed at the closing brace
 //   --alloc malloc  naive: each region a list of one-object chunks from malloc,
 //                   freed by walking the list ("reduce chunk size to fit single
 //                   objects", littering Table 4)
@@ -28,13 +40,14 @@
 //
 // Built as `compiler_partial` (WL_PARTIAL=1) it stands for Clang, which puts
 // only some of its objects in regions (2026 paper, RQ3): there only the AST
-// goes through the variant's regions; identifier names, symbols and the
-// lowered code are malloc'd one by one and freed by their owner when their
-// lifetime ends (at the end of the function, or of the scope), in every
-// variant. Its `malloc` variant is the same program as the compiler's.
+// goes through the variant's regions; identifier names, symbols, types and
+// the lowered code are malloc'd one by one and freed by their owner when
+// their lifetime ends (at the end of the unit, of the function, or of the
+// scope), in every variant. Its `malloc` variant is the same program as the compiler's.
 #include "region.hpp"
 #include "workload.hpp"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <vector>
@@ -162,6 +175,7 @@ class Memory {
     }
   }
   ~Memory() {
+    perm_heap_.release_all();
     if (unit_) wl::area_destroy(unit_);
   }
 
@@ -215,17 +229,30 @@ class Memory {
     return new (wl::check(p, "scope region")) T{};
   }
 
+  // The permanent arena: kept until the unit ends.
+  template <class T>
+  T *perm_new() {
+    return new (perm_chars(sizeof(T))) T{};
+  }
+  char *perm_chars(std::size_t n) {
+    if (kPartial) return static_cast<char *>(perm_heap_.alloc(n, 0));
+    ++objects_;
+    void *p = custom_ ? perm_ob_.alloc(n) : wl::area_alloc(unit_, n);
+    return static_cast<char *>(wl::check(p, "unit region"));
+  }
+
   std::uint64_t objects() const { return objects_; }
-  std::uint64_t heap_objects() const { return heap_.count; }
+  std::uint64_t heap_objects() const { return heap_.count + perm_heap_.count; }
 
  private:
   bool custom_;
-  Obstack function_ob_, scope_ob_;
+  Obstack perm_ob_, function_ob_, scope_ob_;
   void *function_base_ = nullptr;
   wl::Area *unit_ = nullptr, *function_ = nullptr;
   std::vector<void *> scopes_;  // obstack marks or regions, innermost last
   std::uint64_t objects_ = 0;
-  OwnedObjects heap_;  // compiler_partial only
+  OwnedObjects heap_;       // compiler_partial only: the function's and the scopes' objects
+  OwnedObjects perm_heap_;  // ... and the unit's
 };
 
 // ---------------------------------------------------------------------------
@@ -316,7 +343,7 @@ class Generator {
 
 // ---------------------------------------------------------------------------
 // Lexer.
-enum class Tok : std::uint8_t { End, Ident, Number, Fn, Let, If, Return, Punct };
+enum class Tok : std::uint8_t { End, Ident, Number, Fn, Let, If, Return, Struct, Extern, Punct };
 
 struct Token {
   Tok kind;
@@ -327,16 +354,19 @@ struct Token {
   Token *next;
 };
 
-// Identifier names, interned as lcc's string table does: the first
-// occurrence of a name in a function is copied into the function's region,
-// later ones share that copy. Open addressing; the table is reused.
+// Identifier names, interned: the first occurrence of a name is copied,
+// later ones share that copy. A function's table copies into the function's
+// region and forgets its names when the next function begins; the unit's
+// table (lcc's string table) copies into the permanent arena and keeps every
+// name to the end, so that two equal names there are one pointer. Open
+// addressing; the table is reused.
 class Names {
  public:
   void begin_function() {
     ++generation_;
     used_ = 0;
   }
-  const char *intern(Memory &m, std::string_view word) {
+  const char *intern(Memory &m, std::string_view word, bool permanent = false) {
     if (2 * (used_ + 1) > slots_.size()) grow();
     std::uint64_t h = 0xcbf29ce484222325ull;
     for (char c : word) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
@@ -344,7 +374,7 @@ class Names {
     for (std::size_t i = h & mask;; i = (i + 1) & mask) {
       Slot &s = slots_[i];
       if (s.generation != generation_) {
-        char *copy = m.function_chars(word.size() + 1);
+        char *copy = permanent ? m.perm_chars(word.size() + 1) : m.function_chars(word.size() + 1);
         std::memcpy(copy, word.data(), word.size());
         copy[word.size()] = '\0';
         s = Slot{h, copy, static_cast<std::uint32_t>(word.size()), generation_};
@@ -380,10 +410,12 @@ class Names {
 
 // Tokens go into one array reused from function to function (lcc's lexer
 // hands the parser one token at a time and allocates none); the array's
-// entries are chained so the parser can walk them.
-Token *lex(Memory &m, Names &names, std::vector<Token> &toks, const std::string &src, std::uint64_t &count) {
+// entries are chained so the parser can walk them. PERMANENT: NAMES is the
+// unit's string table (a header's declarations), else a function's.
+Token *lex(Memory &m, Names &names, bool permanent, std::vector<Token> &toks, const std::string &src,
+           std::uint64_t &count) {
   toks.clear();
-  names.begin_function();
+  if (!permanent) names.begin_function();
   const char *p = src.c_str();
   for (;;) {
     while (*p == ' ' || *p == '\n' || *p == '\t') ++p;
@@ -403,9 +435,11 @@ Token *lex(Memory &m, Names &names, std::vector<Token> &toks, const std::string 
       else if (word == "let") t->kind = Tok::Let;
       else if (word == "if") t->kind = Tok::If;
       else if (word == "return") t->kind = Tok::Return;
+      else if (word == "struct") t->kind = Tok::Struct;
+      else if (word == "extern") t->kind = Tok::Extern;
       else {
         t->kind = Tok::Ident;
-        t->text = names.intern(m, word);
+        t->text = names.intern(m, word, permanent);
         t->len = static_cast<std::uint32_t>(word.size());
       }
     } else if (*p >= '0' && *p <= '9') {
@@ -417,6 +451,229 @@ Token *lex(Memory &m, Names &names, std::vector<Token> &toks, const std::string 
     }
   }
 }
+
+// ---------------------------------------------------------------------------
+// The unit's headers and its global symbol table, all in the permanent arena.
+
+// Generates the headers' text: per declaration either a struct of 2-7 scalar
+// fields (`struct s12 { m40: 4; m7: 8; }`, a field's type given by its size)
+// or an extern function prototype (`extern g13(8, 4);`, its parameters'
+// sizes). Field names come from a pool, as a header's member names repeat.
+class HeaderGenerator {
+ public:
+  explicit HeaderGenerator(std::uint64_t seed) : rng_(seed) {}
+
+  void header(std::string &out, long first, long n) {
+    static const char *const sizes[] = {"1", "2", "4", "8"};
+    out.clear();
+    for (long k = first; k < first + n; ++k) {
+      if (rng_.chance(55)) {
+        append(out, "struct s", k, " {");
+        for (int f = rng_.range(2, 7); f > 0; --f) {
+          append(out, " m", rng_.below(211), ": ");
+          out += sizes[rng_.below(4)];
+          out += ';';
+        }
+        out += " }\n";
+      } else {
+        append(out, "extern g", k, "(");
+        for (int p = rng_.range(0, 4); p > 0; --p) {
+          out += sizes[rng_.below(4)];
+          if (p > 1) out += ", ";
+        }
+        out += ");\n";
+      }
+    }
+  }
+
+ private:
+  wl::Rng rng_;
+};
+
+struct Type;
+struct Field {
+  const char *name;
+  const Type *type;
+  std::uint32_t offset;
+  Field *next;
+};
+struct Type {
+  enum Kind : std::uint8_t { Scalar, Struct, Function } kind;
+  std::uint32_t size, align;
+  Field *fields;        // Struct
+  const Type **params;  // Function: its parameters' types (lcc's prototype array)
+  std::uint32_t nparams;
+};
+struct Global {
+  const char *name;  // interned in the unit's string table: equal names are one pointer
+  const Type *type;
+  bool defined;      // a function defined in the unit, not only declared
+  Global *chain;     // the next in its hash bucket
+  Global *next;      // declaration order
+};
+
+// The global scope: every struct tag, extern and defined function of the
+// unit, with their types, kept until the unit ends (lcc's PERM arena; its
+// function types are not shared either). Struct layouts are computed as the
+// declaration is parsed, as lcc's front end does.
+class Unit {
+ public:
+  explicit Unit(Memory &m) : m_(m), buckets_(1024, nullptr) {
+    for (unsigned k = 0; k < 4; ++k) {
+      Type *t = m_.perm_new<Type>();
+      t->kind = Type::Scalar;
+      t->size = t->align = 1u << k;
+      scalars_[k] = t;
+    }
+  }
+
+  // Parses one header's declarations (tokens lexed with the unit's string table).
+  void header(Token *t) {
+    t_ = t;
+    while (t_->kind != Tok::End) {
+      if (t_->kind == Tok::Struct) structure();
+      else if (t_->kind == Tok::Extern) prototype();
+      else fail();
+    }
+  }
+  // A function defined in the unit: NAME interned in the unit's string table.
+  void define_function(const char *name, std::uint32_t nparams) {
+    Type *fn = function_type(nparams);
+    for (std::uint32_t i = 0; i < nparams; ++i) fn->params[i] = scalars_[3];
+    declare(name, fn)->defined = true;
+  }
+
+  // Every global in declaration order: its name, its type's size and shape.
+  void fold_into(wl::Checksum &sum) const {
+    for (const Global *g = first_; g; g = g->next) {
+      sum.add_bytes(g->name, std::strlen(g->name) + 1);
+      sum.add(g->type->size);
+      for (const Field *f = g->type->fields; f; f = f->next) sum.add(f->offset);
+      for (std::uint32_t i = 0; i < g->type->nparams; ++i) sum.add(g->type->params[i]->size);
+    }
+  }
+  std::uint64_t globals() const { return count_; }
+  std::uint64_t struct_bytes() const { return struct_bytes_; }
+
+ private:
+  [[noreturn]] static void fail() {
+    std::fprintf(stderr, "compiler: syntax error in a declaration\n");
+    std::exit(1);
+  }
+  void advance() { t_ = t_->next; }
+  bool is_punct(char c) const { return t_->kind == Tok::Punct && t_->punct == c; }
+  void punct(char c) {
+    if (!is_punct(c)) fail();
+    advance();
+  }
+  const char *ident() {
+    if (t_->kind != Tok::Ident) fail();
+    const char *s = t_->text;
+    advance();
+    return s;
+  }
+  const Type *scalar() {  // a type written as its size: 1, 2, 4 or 8
+    if (t_->kind != Tok::Number) fail();
+    const std::int64_t v = t_->value;
+    advance();
+    for (const Type *s : scalars_)
+      if (static_cast<std::int64_t>(s->size) == v) return s;
+    fail();
+  }
+
+  // struct NAME { FIELD: SIZE; ... }: the fields laid out at their alignment
+  void structure() {
+    advance();
+    const char *name = ident();
+    Type *st = m_.perm_new<Type>();
+    st->kind = Type::Struct;
+    st->align = 1;
+    Field **tail = &st->fields;
+    std::uint32_t end = 0;
+    punct('{');
+    while (!is_punct('}')) {
+      Field *f = m_.perm_new<Field>();
+      f->name = ident();
+      punct(':');
+      f->type = scalar();
+      punct(';');
+      f->offset = (end + f->type->align - 1) & ~(f->type->align - 1);
+      end = f->offset + f->type->size;
+      if (f->type->align > st->align) st->align = f->type->align;
+      *tail = f;
+      tail = &f->next;
+    }
+    punct('}');
+    st->size = (end + st->align - 1) & ~(st->align - 1);
+    struct_bytes_ += st->size;
+    declare(name, st);
+  }
+  // extern NAME(SIZE, ...);
+  void prototype() {
+    advance();
+    const char *name = ident();
+    punct('(');
+    params_.clear();
+    while (!is_punct(')')) {
+      params_.push_back(scalar());
+      if (!is_punct(')')) punct(',');
+    }
+    punct(')');
+    punct(';');
+    Type *fn = function_type(static_cast<std::uint32_t>(params_.size()));
+    for (std::size_t i = 0; i < params_.size(); ++i) fn->params[i] = params_[i];
+    declare(name, fn);
+  }
+  Type *function_type(std::uint32_t nparams) {
+    Type *fn = m_.perm_new<Type>();
+    fn->kind = Type::Function;
+    fn->size = fn->align = 8;  // a pointer to it
+    fn->nparams = nparams;
+    if (nparams)
+      fn->params = reinterpret_cast<const Type **>(m_.perm_chars(nparams * sizeof(const Type *)));
+    return fn;
+  }
+
+  // Enters NAME in the global scope; a name declared twice is an error.
+  Global *declare(const char *name, const Type *type) {
+    const std::size_t b = bucket(name);
+    for (const Global *g = buckets_[b]; g; g = g->chain)
+      if (g->name == name) {
+        std::fprintf(stderr, "compiler: %s declared twice\n", name);
+        std::exit(1);
+      }
+    Global *g = m_.perm_new<Global>();
+    g->name = name;
+    g->type = type;
+    g->chain = buckets_[b];
+    buckets_[b] = g;
+    *last_ = g;
+    last_ = &g->next;
+    if (++count_ > 2 * buckets_.size()) rehash();
+    return g;
+  }
+  std::size_t bucket(const char *name) const {
+    return wl::mix(reinterpret_cast<std::uintptr_t>(name)) & (buckets_.size() - 1);
+  }
+  void rehash() {
+    std::vector<Global *> old(2 * buckets_.size(), nullptr);
+    old.swap(buckets_);
+    for (Global *g = first_; g; g = g->next) {
+      const std::size_t b = bucket(g->name);
+      g->chain = buckets_[b];
+      buckets_[b] = g;
+    }
+  }
+
+  Memory &m_;
+  const Type *scalars_[4];
+  Token *t_ = nullptr;
+  std::vector<Global *> buckets_;
+  Global *first_ = nullptr;
+  Global **last_ = &first_;
+  std::uint64_t count_ = 0, struct_bytes_ = 0;
+  std::vector<const Type *> params_;
+};
 
 // ---------------------------------------------------------------------------
 // AST, parser and name resolution.
@@ -966,22 +1223,30 @@ int main(int argc, char **argv) {
       argc, argv,
       kPartial ? "compiler front end with regions for the AST only, the rest malloc/free (Clang)"
                : "compiler front end with obstacks and nested regions (176.gcc, lcc, Clang)",
-      wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs);
+      wl::kBasicAllocs | wl::alloc_bit(wl::Alloc::Emulator) | wl::kRegionLikeAllocs, true);
   const long functions = wl::scaled(opt, 6000, 5);
+  const long declarations = wl::sized(opt, 1000);  // the headers' (--live)
+  constexpr long kPerHeader = 64;
 
   Memory mem(opt.alloc);
   Generator gen(176);
   wl::Checksum sum;
-  std::string source, text;
-  Names names;
+  std::string source, text, name;
+  Names names, strings;  // a function's string table, the unit's
   std::vector<Token> token_array;
   Cse cse;
   RegAlloc regs;
   std::uint64_t tokens = 0, nodes = 0, folded = 0, insns = 0, emitted = 0;
+  Unit unit(mem);
+  HeaderGenerator headers(2002);
+  for (long d = 0; d < declarations; d += kPerHeader) {
+    headers.header(source, d, std::min(kPerHeader, declarations - d));
+    unit.header(lex(mem, strings, true, token_array, source, tokens));
+  }
   for (long f = 0; f < functions; ++f) {
     gen.function(source, static_cast<int>(f));
     mem.begin_function();
-    Parser parser(mem, lex(mem, names, token_array, source, tokens));
+    Parser parser(mem, lex(mem, names, false, token_array, source, tokens));
     Stmt *body = parser.function(nodes);
     Resolver resolver(mem);
     resolver.function(body);
@@ -990,13 +1255,16 @@ int main(int argc, char **argv) {
     Insn *code = lower.function(body, insns);
     cse.run(code, lower.temps(), resolver.slots());
     regs.run(code, lower.temps());
-    std::string name;
+    name.clear();
     append(name, "f", f, "");
+    unit.define_function(strings.intern(mem, name, true), 2);
     emit_text(text, name.c_str(), code, regs);
     mem.end_function();
     sum.add_bytes(text.data(), text.size());
     emitted += text.size();
   }
+  unit.fold_into(sum);
+  std::printf("globals %" PRIu64 "\nstruct_bytes %" PRIu64 "\n", unit.globals(), unit.struct_bytes());
   std::printf("functions %ld\ntokens %" PRIu64 "\nast_nodes %" PRIu64 "\nfolded %" PRIu64
               "\ninsns %" PRIu64 "\ncse_removed %" PRIu64 "\nspills %" PRIu64 "\nemitted_bytes %" PRIu64 "\n",
               functions, tokens, nodes, folded, insns, cse.removed(), regs.spills(), emitted);

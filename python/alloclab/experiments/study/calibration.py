@@ -67,11 +67,7 @@ CALIBRATION_SCALE = MODES["default"]["scale"]
 DEFAULT_PATH = os.path.join(paths.SOURCE_ROOT, "workloads", "calibration.json")
 
 # Why a stand-in is left out of band on purpose (workload -> reason).
-FLAGS: dict[str, str] = {
-    "compiler": "its live set is one function's (everything is freed when the function is emitted), where "
-                "lcc's 92,696 objects in use include its permanent arena (symbols, strings) for the whole "
-                "unit: sizing it needs a unit-level table the workload does not have yet",
-}
+FLAGS: dict[str, str] = {}
 
 
 def standins() -> list:
