@@ -53,8 +53,8 @@ namespace alloclab::vam::secure {
 
 namespace {
 
-constexpr std::size_t kFront = 16;   // the size word and the seal
-constexpr std::size_t kCanary = 8;   // the word after the object
+constexpr std::size_t kFront = 32;   // two canary words, the size word and the seal
+constexpr std::size_t kCanary = 32;  // four canary words after the object
 constexpr std::size_t kReach = 32;   // how far before an object check_copy looks for a copy into its front
 constexpr std::size_t kPageBytes = 4096;
 constexpr std::size_t kScrubPages = 64 * 1024;  // from this size up, freed pages are zeroed by the kernel
@@ -88,7 +88,11 @@ std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 Waiting g_ring[kRing];
 std::size_t g_waiting;  // bytes in the ring
 std::size_t g_count;    // objects in the ring
-const Waiting *g_last;  // the object freed last, while it waits (its first bytes checked at the next free)
+// The object freed last, while it waits, and its size: its first bytes are
+// checked at the next malloc and the next free. Written under the lock; read
+// without it by malloc, which takes the lock only to confirm a change.
+std::atomic<const char *> g_last{nullptr};
+std::atomic<std::size_t> g_last_n{0};
 std::uint64_t g_rng;
 
 // malloc(0): an address of its own in a reserved region no access is allowed
@@ -185,6 +189,22 @@ VAM_SECURE_INLINE void zero(char *from, char *to) noexcept {
   zero_long(from, to);
 }
 
+// The canary words: two before the size word, four after the object (an
+// overflow or underflow of up to 32 bytes reaches one of them, even one that
+// changes only the 32nd byte).
+VAM_SECURE_INLINE void set_canaries(char *q, std::size_t n, std::uint64_t c) noexcept {
+  store_word(q - 32, c);
+  store_word(q - 24, c);
+  store_word(q + n, c);
+  store_word(q + n + 8, c);
+  store_word(q + n + 16, c);
+  store_word(q + n + 24, c);
+}
+VAM_SECURE_INLINE std::uint64_t canaries_changed(const char *q, std::size_t n, std::uint64_t c) noexcept {
+  return (load_word(q - 32) ^ c) | (load_word(q - 24) ^ c) | (load_word(q + n) ^ c) | (load_word(q + n + 8) ^ c) |
+         (load_word(q + n + 16) ^ c) | (load_word(q + n + 24) ^ c);
+}
+
 // p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad, armed.
 VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
   char *q = static_cast<char *>(p) + pad;
@@ -192,7 +212,7 @@ VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
   const std::uint64_t size_word = (n << 6 | static_cast<std::uint64_t>(__builtin_ctzll(pad))) ^ k;
   store_word(q - 2 * sizeof(std::uint64_t), size_word);
   store_word(q - sizeof(std::uint64_t), seal(k, size_word));
-  store_word(q + n, canary(k));
+  set_canaries(q, n, canary(k));
   return q;
 }
 
@@ -217,13 +237,20 @@ VAM_SECURE_INLINE Place place(const void *q) noexcept {
   const std::uint64_t live = seal(k, size_word);
   const std::uint64_t word = size_word ^ k;
   const unsigned shift = static_cast<unsigned>(word & 63);
-  if (VAM_UNLIKELY((check != live && check != ~live) || shift < 4 || shift > 30)) not_an_object(q);
+  if (VAM_UNLIKELY((check != live && check != ~live) || shift < 5 || shift > 30)) not_an_object(q);
   return {const_cast<char *>(c) - (std::size_t{1} << shift), std::size_t{1} << shift, word >> 6, k, check != live};
 }
 
 // The canary after q's last byte intact, or abort.
+[[noreturn, gnu::cold, gnu::noinline]] void canary_changed(const char *q, std::uint64_t c, const char *what) noexcept {
+  if (((load_word(q - 32) ^ c) | (load_word(q - 24) ^ c)) != 0)
+    corruption("heap corruption: the bytes before the object were overwritten (underflow?)", q);
+  corruption(what, q);
+}
 VAM_SECURE_INLINE void check_canary(const void *q, const Place &at, const char *what) noexcept {
-  if (VAM_UNLIKELY(load_word(static_cast<const char *>(q) + at.n) != canary(at.k))) corruption(what, q);
+  const char *c = static_cast<const char *>(q);
+  const std::uint64_t want = canary(at.k);
+  if (VAM_UNLIKELY(canaries_changed(c, at.n, want) != 0)) canary_changed(c, want, what);
 }
 
 VAM_SECURE_INLINE bool zero_sized(const void *q) noexcept {
@@ -270,6 +297,12 @@ void scrub(char *from, char *to) noexcept {
   memset(b, 0, static_cast<std::size_t>(to - b));
 }
 
+// A freed object's first 16 bytes (all of a smaller one) still zero.
+VAM_SECURE_INLINE bool first_bytes_zero(const char *q, std::size_t n) noexcept {
+  if (n >= 16) return (load_word(q) | load_word(q + 8)) == 0;
+  return n == 0 || all_zero(q, q + n);
+}
+
 // Whether a freed object's first and last kEdge bytes still read as zeroes
 // (all of one up to 2 kEdge bytes): checking the whole object would read it
 // back into the cache only to hand it to vam.
@@ -282,9 +315,9 @@ bool still_scrubbed(const char *from, const char *to) noexcept {
 // hands out again would read as an object's start to check_copy, and neither
 // word should reach the next owner.
 void hand_back(char *q, std::size_t n, std::size_t pad) noexcept {
+  set_canaries(q, n, 0);
   store_word(q - 2 * sizeof(std::uint64_t), 0);
   store_word(q - sizeof(std::uint64_t), 0);
-  store_word(q + n, 0);
   alloclab::vam::free_impl(q - pad);
 }
 
@@ -294,7 +327,7 @@ void give_back(const Waiting &w) noexcept {
   if (load_word(w.q - 2 * sizeof(std::uint64_t)) != w.size_word ||
       load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal || !still_scrubbed(w.q, w.q + w.n))
     corruption("write after free (a freed object was changed while it waited for reuse)", w.q);
-  if (load_word(w.q + w.n) != w.canary)
+  if (canaries_changed(w.q, w.n, w.canary) != 0)
     corruption("heap corruption: the bytes after the end of a freed object were overwritten (overflow?)", w.q);
   hand_back(w.q, w.n, w.pad);
 }
@@ -318,7 +351,7 @@ Waiting take(std::size_t i) noexcept {
   g_ring[i].q = nullptr;
   g_waiting -= w.pad + w.n + kCanary;
   --g_count;
-  if (g_last == &g_ring[i]) g_last = nullptr;
+  if (g_last.load(std::memory_order_relaxed) == w.q) g_last.store(nullptr, std::memory_order_relaxed);
   return w;
 }
 
@@ -348,12 +381,10 @@ void release(void *q, const Place &at) noexcept {
   scrub(c, c + at.n);
   lock();
   // The object freed before this one, likely still in the cache: its first bytes.
-  if (const Waiting *last = g_last) {
-    if (VAM_UNLIKELY(last->n >= 16 ? (load_word(last->q) | load_word(last->q + 8)) != 0
-                                   : !all_zero(last->q, last->q + last->n))) {
-      const char *at_fault = last->q;
+  if (const char *last = g_last.load(std::memory_order_relaxed)) {
+    if (VAM_UNLIKELY(!first_bytes_zero(last, g_last_n.load(std::memory_order_relaxed)))) {
       unlock();
-      corruption("write after free (the object freed last was changed)", at_fault);
+      corruption("write after free (the object freed last was changed)", last);
     }
   }
   // q takes a random place; its occupant leaves.
@@ -366,7 +397,8 @@ void release(void *q, const Place &at) noexcept {
   g_ring[slot] = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
   g_waiting += bytes;
   ++g_count;
-  g_last = &g_ring[slot];
+  g_last_n.store(at.n, std::memory_order_relaxed);
+  g_last.store(c, std::memory_order_relaxed);
   if (VAM_UNLIKELY(g_waiting - bytes > kQuarantineBytes)) {
     trim(slot, bytes);  // unlocks
   } else {
@@ -385,8 +417,25 @@ void release(void *q, const Place &at) noexcept {
   }
 }
 
+// At each malloc, the object freed last: read without the lock (another
+// thread may have seen it leave and be reused meanwhile), so a change found
+// is confirmed under the lock before it is reported.
+[[gnu::cold, gnu::noinline]] void confirm_freed_last(const char *q) noexcept {
+  lock();
+  if (g_last.load(std::memory_order_relaxed) == q && !first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed))) {
+    unlock();
+    corruption("write after free (the object freed last was changed)", q);
+  }
+  unlock();
+}
+VAM_SECURE_INLINE void check_freed_last() noexcept {
+  const char *q = g_last.load(std::memory_order_relaxed);
+  if (q != nullptr && VAM_UNLIKELY(!first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed)))) confirm_freed_last(q);
+}
+
 // vam's object of `align` (0: malloc's) holding pad + n + kCanary bytes, armed.
 void *allocate(std::size_t align, std::size_t n) noexcept {
+  check_freed_last();
   if (n == 0 && align <= 16) {
     if (void *z = zero_object()) return z;
   }
@@ -450,7 +499,7 @@ void *realloc_impl(void *q, std::size_t n) noexcept {
   }
   if (at.pad == kFront && n <= kSizeMax &&
       n + kFront + kCanary <= alloclab::vam::usable_size_impl(at.p)) {  // in place: the old canary wiped
-    store_word(static_cast<char *>(q) + at.n, 0);
+    set_canaries(static_cast<char *>(q), at.n, 0);
     return arm(at.p, at.pad, n);
   }
   void *r = allocate(0, n);
