@@ -4,31 +4,31 @@
 // calls these instead of vam's own when built with VAM_SECURE; libvam.so has
 // none of them (instrument.hpp).
 //
-// Every object is asked of vam 24 bytes larger: the program's object q starts
-// `pad` bytes into vam's object p (16, or the alignment asked when larger).
-// The two words before q (the front) hold the size asked and the pad, mixed
-// with a per-process secret and q's address, and a seal of that word; the
-// word after q's last byte (the canary) is derived from the same secret and
-// q. Nothing else is written, and no lookup in vam's tables is made: the front
-// says where p is and how large q is. So:
+// Every object is asked of vam 64 bytes larger: the program's object q starts
+// `pad` bytes into vam's object p (32, or the alignment asked when larger).
+// The 32 bytes before q hold two canary words, then the size asked and the
+// pad (mixed with a per-process secret and q's address), then a seal of that
+// word; the 32 bytes after q's last byte hold four canary words, derived from
+// the same secret and q. No lookup in vam's tables is made: the front says
+// where p is and how large q is. So:
 //   * free, realloc and malloc_usable_size know the exact size, and an
-//     overflow or underflow of even one byte, or a write into a malloc(0), is
-//     found at free;
+//     overflow or underflow of 1 to 32 bytes (any byte of them changed), or a
+//     write into a malloc(0), is found at free;
 //   * a sized delete (operator delete(p, n), free_sized) of another size aborts;
 //   * memcpy (exported here) aborts on a copy past an object's end or into its
 //     front (check_copy).
 // A freed object is not given back at once: its seal is turned into the freed
-// seal, its bytes become zeroes, and it waits in a quarantine of kRing places
-// and kQuarantineBytes bytes, small enough that an object given back is still
-// in the data cache when vam hands it out again; the object it replaces,
-// picked at random, is checked (its seal, its canary, its first and last kEdge
-// bytes still zeroes) and given back. The object freed before is checked at
-// each free. So:
+// seal, its bytes become zeroes, and it takes a random place in a quarantine
+// ring of kRing places holding kQuarantineBytes at most, small enough that an
+// object given back is still in the data cache when vam hands it out again;
+// the object it replaces is checked (its front and canaries as at its free,
+// its first and last kEdge bytes still zeroes) and given back. The first
+// bytes of the object freed last are checked at each malloc and free. So:
 //   * a read after free finds zeroes, and reused memory comes back zeroed;
-//   * a write after free into an object's first or last kEdge bytes is found
-//     at the next free (the object freed last), when the object leaves the
-//     quarantine, or at exit, when every waiting object is checked (writing
-//     zeroes goes unseen);
+//   * a write after free is found at the next allocation (at the start of the
+//     object freed last), when the object leaves the quarantine (at its ends),
+//     or at exit, when every waiting object is checked (writing zeroes goes
+//     unseen);
 //   * a double free or a realloc of an object in quarantine aborts; one that
 //     has left it aborts as a pointer that is no object (its front is wiped);
 //   * reuse is delayed and its order randomised.
