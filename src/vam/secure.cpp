@@ -4,33 +4,37 @@
 // calls these instead of vam's own when built with VAM_SECURE; libvam.so has
 // none of them (instrument.hpp).
 //
-// Every object is asked of vam larger, and the program's object q starts
-// `pad` bytes into vam's object p (16, or the alignment asked when larger).
-// The two words before q (the front) hold pad and a check, mixed with a
-// per-process secret and q's address; the last 8 bytes of p's usable size
-// (the tail word) hold the size asked for, mixed the same way; the bytes
-// between the object's end and the tail, and between p and the front, hold a
-// pattern (kSlack). So:
+// Every object is asked of vam 64 bytes larger: the program's object q starts
+// `pad` bytes into vam's object p (32, or the alignment asked when larger).
+// The 32 bytes before q hold two canary words, then the size asked and the
+// pad (mixed with a per-process secret and q's address), then a seal of that
+// word; the 32 bytes after q's last byte hold four canary words, derived from
+// the same secret and q. No lookup in vam's tables is made: the front says
+// where p is and how large q is. So:
 //   * free, realloc and malloc_usable_size know the exact size, and an
-//     overflow or underflow of even one byte, or a write into a malloc(0), is
-//     found at free;
+//     overflow or underflow of 1 to 32 bytes (any byte of them changed), or a
+//     write into a malloc(0), is found at free;
 //   * a sized delete (operator delete(p, n), free_sized) of another size aborts;
 //   * memcpy (exported here) aborts on a copy past an object's end or into its
 //     front (check_copy).
-// A freed object is not given back at once: its front is marked freed, its
-// bytes become zeroes, and it waits in a quarantine of kRing objects; the one
-// it replaces, picked at random, is checked (still zeroes) and given back, and
-// the object freed last is checked at every allocation. So:
+// A freed object is not given back at once: its seal is turned into the freed
+// seal, its bytes become zeroes, and it takes a random place in a quarantine
+// ring of kRing places holding kQuarantineBytes at most, small enough that an
+// object given back is still in the data cache when vam hands it out again;
+// the object it replaces is checked (its front and canaries as at its free,
+// its first and last kEdge bytes still zeroes) and given back. The first
+// bytes of the object freed last are checked at each malloc and free. So:
 //   * a read after free finds zeroes, and reused memory comes back zeroed;
-//   * a write after free is found at the next allocation (the object freed
-//     last), when the object leaves the quarantine, or at exit, when every
-//     waiting object is checked (writing zeroes goes unseen);
-//   * a double free or a realloc of an object in quarantine aborts;
+//   * a write after free is found at the next allocation (at the start of the
+//     object freed last), when the object leaves the quarantine (at its ends),
+//     or at exit, when every waiting object is checked (writing zeroes goes
+//     unseen);
+//   * a double free or a realloc of an object in quarantine aborts; one that
+//     has left it aborts as a pointer that is no object (its front is wiped);
 //   * reuse is delayed and its order randomised.
-// The quarantine holds at most kQuarantineBytes (16 MiB): past that, more
-// objects leave it at random. Objects above kQuarantineMax (1 MiB) skip it
-// (filling them would cost more than the program's use of them); vam's own
-// checks (large tags, huge headers) stay.
+// Objects above kQuarantineMax (1 MiB) skip it (filling them would cost more
+// than the program's use of them); vam's own checks (large tags, huge
+// headers) stay.
 #include <errno.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -49,22 +53,47 @@ namespace alloclab::vam::secure {
 
 namespace {
 
-constexpr std::size_t kTail = 8;
+constexpr std::size_t kFront = 32;   // two canary words, the size word and the seal
+constexpr std::size_t kCanary = 32;  // four canary words after the object
+constexpr std::size_t kReach = 32;   // how far before an object check_copy looks for a copy into its front
 constexpr std::size_t kPageBytes = 4096;
-constexpr unsigned char kSlack = 0xa5;
 constexpr std::size_t kScrubPages = 64 * 1024;  // from this size up, freed pages are zeroed by the kernel
-constexpr std::size_t kEdge = 256;                // bytes checked at each end of such an object
-constexpr std::size_t kRing = 256;
-constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;   // bytes of one object
-constexpr std::size_t kQuarantineBytes = std::size_t{16} << 20;  // of all waiting objects
+constexpr std::size_t kEdge = 64;                // bytes checked at each end of an object leaving the quarantine
+constexpr std::size_t kRing = 64;
+constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;    // bytes of one object
+constexpr std::size_t kQuarantineBytes = std::size_t{16} << 10;  // of all waiting objects but the newest
+constexpr std::size_t kSizeMax = std::size_t{1} << 57;          // the size word keeps 6 bits for the pad
 
+#define VAM_SECURE_INLINE inline __attribute__((always_inline))
+
+// A waiting object: where it is, and its three words as they were at free
+// (the size word, the freed seal, the canary), compared when it leaves: no
+// key to compute again.
+struct Waiting {
+  char *q;
+  std::size_t n;
+  std::size_t pad;
+  std::uint64_t size_word;
+  std::uint64_t freed_seal;
+  std::uint64_t canary;
+};
+
+// The quarantine, under g_lock: a ring of kRing places. A freed object takes
+// one at random and the object there leaves, checked; while the others hold
+// more than kQuarantineBytes, more leave. One in, one out: vam gets an object
+// back at each free, as without the quarantine, so a malloc after a free
+// finds one on its list.
 std::uint64_t g_secret;
-std::atomic_flag g_ring_lock = ATOMIC_FLAG_INIT;
-void *g_ring[kRing];
-std::size_t g_ring_bytes[kRing];
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+Waiting g_ring[kRing];
 std::size_t g_waiting;  // bytes in the ring
+std::size_t g_count;    // objects in the ring
+// The object freed last, while it waits, and its size: its first bytes are
+// checked at the next malloc and the next free. Written under the lock; read
+// without it by malloc, which takes the lock only to confirm a change.
+std::atomic<const char *> g_last{nullptr};
+std::atomic<std::size_t> g_last_n{0};
 std::uint64_t g_rng;
-void *g_last;  // the object freed last, while it waits (checked at every allocation)
 
 // malloc(0): an address of its own in a reserved region no access is allowed
 // to (kZeroBytes, 16 bytes apart), so any read or write of it faults; free
@@ -73,7 +102,7 @@ constexpr std::size_t kZeroBytes = std::size_t{64} << 20;
 std::atomic<char *> g_zero{nullptr};
 std::atomic<std::size_t> g_zero_next{0};
 
-std::uint64_t secret() noexcept {
+VAM_SECURE_INLINE std::uint64_t secret() noexcept {
   if (__builtin_expect(g_secret == 0, 0)) {
     // The kernel's 16 random bytes for this process (no system call, no allocation).
     std::uint64_t s[2] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
@@ -84,93 +113,147 @@ std::uint64_t secret() noexcept {
   return g_secret;
 }
 
-std::uint64_t key(const void *p) noexcept {
+VAM_SECURE_INLINE std::uint64_t key(const void *p) noexcept {
   return secret() ^ (reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull);
 }
-std::uint64_t freed_mark(const void *p) noexcept { return ~key(p); }
+
+// A mix of the size word with q's key k: what a live object's second front
+// word holds (a freed one's holds its complement). Rewriting the size word
+// without the secret breaks the seal. Its last byte, the one next to the
+// object, is fixed (kEdgeByte, or its complement when freed), as is the
+// canary's first: a one-byte underflow or overflow is then found whatever
+// the byte written, but for that one value, rather than missed once in 256
+// runs when it happens to equal a random byte.
+constexpr std::uint64_t kEdgeByte = 0xa5;
+VAM_SECURE_INLINE std::uint64_t seal(std::uint64_t k, std::uint64_t size_word) noexcept {
+  std::uint64_t x = (size_word ^ (k >> 23) ^ (k << 41)) * 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 31;
+  return ((x ^ k) & (~std::uint64_t{0} >> 8)) | kEdgeByte << 56;
+}
+// The word after the object's last byte.
+VAM_SECURE_INLINE std::uint64_t canary(std::uint64_t k) noexcept {
+  const std::uint64_t x = (k ^ 0x5a5a5a5a5a5a5a5aull) * 0x94d049bb133111ebull;
+  return ((x ^ (x >> 29)) & ~std::uint64_t{0xff}) | kEdgeByte;
+}
 
 // Word access at any alignment, inlined: never through the exported memcpy below.
-std::uint64_t load_word(const void *at) noexcept {
+VAM_SECURE_INLINE std::uint64_t load_word(const void *at) noexcept {
   std::uint64_t w;
   __builtin_memcpy(&w, at, sizeof w);
   return w;
 }
-void store_word(void *at, std::uint64_t w) noexcept { __builtin_memcpy(at, &w, sizeof w); }
+VAM_SECURE_INLINE void store_word(void *at, std::uint64_t w) noexcept { __builtin_memcpy(at, &w, sizeof w); }
 
-// Every byte of [from, to) equal to `byte`: a word at a time, OR-ing the
-// differences (no early exit in the loop: it vectorises).
-bool all(const char *from, const char *to, unsigned char byte) noexcept {
-  const std::uint64_t want = 0x0101010101010101ull * byte;
-  std::uint64_t diff = 0;
-  for (; from < to && (reinterpret_cast<std::uintptr_t>(from) & 7) != 0; ++from)
-    diff |= static_cast<unsigned char>(*from) ^ byte;
-  for (; to - from >= 8; from += 8) diff |= load_word(from) ^ want;
-  for (; from < to; ++from) diff |= static_cast<unsigned char>(*from) ^ byte;
-  return diff == 0;
+// Every byte of [from, to) zero: a word at a time, the last word overlapping
+// the one before when the length is no multiple of 8. The ranges checked are
+// short (the quarantine checks at most 2 kEdge bytes an object): a vectorised
+// loop would cost more in setting up than it saves.
+[[gnu::optimize("no-tree-vectorize")]] bool all_zero_long(const char *from, const char *to) noexcept {
+  const std::size_t len = static_cast<std::size_t>(to - from);
+  std::uint64_t any = 0;
+  if (len < 8) {
+    for (; from < to; ++from) any |= static_cast<unsigned char>(*from);
+    return any == 0;
+  }
+  for (std::size_t i = 0; i + 8 <= len; i += 8) any |= load_word(from + i);
+  return (any | load_word(to - 8)) == 0;
 }
 
-// The front: kFront bytes before the object, the last two words its offset
-// and check, the rest the pattern; after the object at least kSlackMin
-// bytes of pattern, then the tail word. An overflow or underflow of up to
-// 32 bytes lands in them, whatever the object's size.
-constexpr std::size_t kFront = 32;
-constexpr std::size_t kSlackMin = 32;
+// 8 to 16 bytes (the most common objects) inline: two words, overlapping.
+VAM_SECURE_INLINE bool all_zero(const char *from, const char *to) noexcept {
+  const std::size_t len = static_cast<std::size_t>(to - from);
+  if (len - 8 <= 8) return (load_word(from) | load_word(to - 8)) == 0;
+  return all_zero_long(from, to);
+}
 
-std::uint64_t front_check(const void *q) noexcept { return (key(q) << 17 | key(q) >> 47) ^ 0x5a5a5a5a5a5a5a5aull; }
+// [from, to) zeroed: short ranges a word at a time (a call to memset costs
+// more than the stores of a small object), longer ones by memset.
+[[gnu::optimize("no-tree-vectorize")]] void zero_long(char *from, char *to) noexcept {
+  const std::size_t len = static_cast<std::size_t>(to - from);
+  if (len > 128) {
+    memset(from, 0, len);
+  } else if (len >= 8) {
+    for (std::size_t i = 0; i + 8 <= len; i += 8) store_word(from + i, 0);
+    store_word(to - 8, 0);
+  } else {
+    for (; from < to; ++from) *from = 0;
+  }
+}
 
-// The overhead an object of alignment `align` needs: the pad before it, the tail word after.
-std::size_t pad_for(std::size_t align) noexcept { return align > kFront ? align : kFront; }
+VAM_SECURE_INLINE void zero(char *from, char *to) noexcept {
+  if (static_cast<std::size_t>(to - from) - 8 <= 8) {
+    store_word(from, 0);
+    store_word(to - 8, 0);
+    return;
+  }
+  zero_long(from, to);
+}
 
-// p from vam, of usable size >= pad + n + kTail: the object q = p + pad, armed.
-void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
-  if (p == nullptr) return nullptr;
-  const std::size_t u = alloclab::vam::usable_size_impl(p);
-  char *c = static_cast<char *>(p);
-  char *q = c + pad;
-  memset(c, kSlack, pad - 2 * sizeof(std::uint64_t));
-  store_word(q - 2 * sizeof(std::uint64_t), pad ^ key(q));
-  store_word(q - sizeof(std::uint64_t), front_check(q));
-  memset(q + n, kSlack, u - pad - kTail - n);
-  store_word(c + u - kTail, n ^ key(q));
+// The canary words: two before the size word, four after the object (an
+// overflow or underflow of up to 32 bytes reaches one of them, even one that
+// changes only the 32nd byte).
+VAM_SECURE_INLINE void set_canaries(char *q, std::size_t n, std::uint64_t c) noexcept {
+  store_word(q - 32, c);
+  store_word(q - 24, c);
+  store_word(q + n, c);
+  store_word(q + n + 8, c);
+  store_word(q + n + 16, c);
+  store_word(q + n + 24, c);
+}
+VAM_SECURE_INLINE std::uint64_t canaries_changed(const char *q, std::size_t n, std::uint64_t c) noexcept {
+  return (load_word(q - 32) ^ c) | (load_word(q - 24) ^ c) | (load_word(q + n) ^ c) | (load_word(q + n + 8) ^ c) |
+         (load_word(q + n + 16) ^ c) | (load_word(q + n + 24) ^ c);
+}
+
+// p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad, armed.
+VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
+  char *q = static_cast<char *>(p) + pad;
+  const std::uint64_t k = key(q);
+  const std::uint64_t size_word = (n << 6 | static_cast<std::uint64_t>(__builtin_ctzll(pad))) ^ k;
+  store_word(q - 2 * sizeof(std::uint64_t), size_word);
+  store_word(q - sizeof(std::uint64_t), seal(k, size_word));
+  set_canaries(q, n, canary(k));
   return q;
 }
 
-// A freed object's front carries freed_mark where a live one's carries front_check.
-bool in_quarantine(const void *q) noexcept {
-  return load_word(static_cast<const char *>(q) - sizeof(std::uint64_t)) == freed_mark(q);
-}
-
-// Where the program's object q sits in vam's: the front checked.
+// Where the program's object q sits in vam's, read from its front (checked).
 struct Place {
   char *p;          // vam's object
   std::size_t pad;  // q - p
-  std::size_t u;    // vam's usable size of p
+  std::size_t n;    // the size asked
+  std::uint64_t k;  // q's key
+  bool freed;       // the front carries the freed seal
 };
 
-Place place(const void *q) noexcept {
+[[noreturn, gnu::cold, gnu::noinline]] void not_an_object(const void *q) noexcept {
+  corruption("heap corruption: the bytes before the object were overwritten (underflow?), or not an object", q);
+}
+
+VAM_SECURE_INLINE Place place(const void *q) noexcept {
   const char *c = static_cast<const char *>(q);
-  const std::size_t pad = load_word(c - 2 * sizeof(std::uint64_t)) ^ key(q);
+  const std::uint64_t k = key(q);
+  const std::uint64_t size_word = load_word(c - 2 * sizeof(std::uint64_t));
   const std::uint64_t check = load_word(c - sizeof(std::uint64_t));
-  if (pad < kFront || pad > (std::size_t{1} << 30) || (pad & (pad - 1)) != 0 ||
-      (check != front_check(q) && check != freed_mark(q)))
-    corruption("heap corruption: the bytes before the object were overwritten (underflow?), or not an object", q);
-  char *p = const_cast<char *>(c) - pad;
-  if (!all(p, p + pad - 2 * sizeof(std::uint64_t), kSlack))
+  const std::uint64_t live = seal(k, size_word);
+  const std::uint64_t word = size_word ^ k;
+  const unsigned shift = static_cast<unsigned>(word & 63);
+  if (VAM_UNLIKELY((check != live && check != ~live) || shift < 5 || shift > 30)) not_an_object(q);
+  return {const_cast<char *>(c) - (std::size_t{1} << shift), std::size_t{1} << shift, word >> 6, k, check != live};
+}
+
+// The canary after q's last byte intact, or abort.
+[[noreturn, gnu::cold, gnu::noinline]] void canary_changed(const char *q, std::uint64_t c, const char *what) noexcept {
+  if (((load_word(q - 32) ^ c) | (load_word(q - 24) ^ c)) != 0)
     corruption("heap corruption: the bytes before the object were overwritten (underflow?)", q);
-  return {p, pad, alloclab::vam::usable_size_impl(p)};
+  corruption(what, q);
 }
-
-// The size q was asked with; aborts when its front or tail was overwritten.
-std::size_t asked(const void *q, const Place &at) noexcept {
+VAM_SECURE_INLINE void check_canary(const void *q, const Place &at, const char *what) noexcept {
   const char *c = static_cast<const char *>(q);
-  const std::size_t room = at.u - at.pad - kTail;
-  const std::size_t n = load_word(at.p + at.u - kTail) ^ key(q);
-  if (n > room || !all(c + n, c + room, kSlack))
-    corruption("heap corruption: the bytes after the end of the object were overwritten (overflow?)", q);
-  return n;
+  const std::uint64_t want = canary(at.k);
+  if (VAM_UNLIKELY(canaries_changed(c, at.n, want) != 0)) canary_changed(c, want, what);
 }
 
-bool zero_sized(const void *q) noexcept {
+VAM_SECURE_INLINE bool zero_sized(const void *q) noexcept {
   const char *z = g_zero.load(std::memory_order_acquire);
   return z != nullptr && static_cast<const char *>(q) >= z && static_cast<const char *>(q) < z + kZeroBytes;
 }
@@ -192,17 +275,19 @@ void *zero_object() noexcept {
   return at < kZeroBytes ? z + at : nullptr;
 }
 
-std::size_t check_live(const void *q) noexcept {
-  if (zero_sized(q)) return 0;
-  if (in_quarantine(q)) corruption("double free (the object is already freed)", q);
-  return asked(q, place(q));
+// q's place, checked live: neither freed nor overflowed.
+VAM_SECURE_INLINE Place check_live(const void *q) noexcept {
+  const Place at = place(q);
+  if (VAM_UNLIKELY(at.freed)) corruption("double free (the object is already freed)", q);
+  check_canary(q, at, "heap corruption: the bytes after the end of the object were overwritten (overflow?)");
+  return at;
 }
 
 // A freed object's bytes become zeroes (what it held never reaches a read after
 // free, or its next owner): a large one's whole pages by the kernel.
 void scrub(char *from, char *to) noexcept {
   if (static_cast<std::size_t>(to - from) < kScrubPages) {
-    memset(from, 0, static_cast<std::size_t>(to - from));
+    zero(from, to);
     return;
   }
   char *a = reinterpret_cast<char *>((reinterpret_cast<std::uintptr_t>(from) + kPageBytes - 1) & ~(kPageBytes - 1));
@@ -212,34 +297,46 @@ void scrub(char *from, char *to) noexcept {
   memset(b, 0, static_cast<std::size_t>(to - b));
 }
 
-// Whether a freed object still reads as zeroes: all of a small one, the
-// first and last kEdge bytes of a large one (reading the rest would fault in
-// the pages scrub gave back).
+// A freed object's first 16 bytes (all of a smaller one) still zero.
+VAM_SECURE_INLINE bool first_bytes_zero(const char *q, std::size_t n) noexcept {
+  if (n >= 16) return (load_word(q) | load_word(q + 8)) == 0;
+  return n == 0 || all_zero(q, q + n);
+}
+
+// Whether a freed object's first and last kEdge bytes still read as zeroes
+// (all of one up to 2 kEdge bytes): checking the whole object would read it
+// back into the cache only to hand it to vam.
 bool still_scrubbed(const char *from, const char *to) noexcept {
-  if (static_cast<std::size_t>(to - from) < kScrubPages) return all(from, to, 0);
-  return all(from, from + kEdge, 0) && all(to - kEdge, to, 0);
+  if (static_cast<std::size_t>(to - from) <= 2 * kEdge) return all_zero(from, to);
+  return all_zero(from, from + kEdge) && all_zero(to - kEdge, to);
 }
 
-// Back to vam, the front wiped: a front left in memory vam hands out again
-// for another object would read as an object's start to check_copy.
-void hand_back(const Place &at) noexcept {
-  memset(at.p, 0, at.pad);
-  alloclab::vam::free_impl(at.p);
+// Back to vam, the front and the canary wiped: a front left in memory vam
+// hands out again would read as an object's start to check_copy, and neither
+// word should reach the next owner.
+void hand_back(char *q, std::size_t n, std::size_t pad) noexcept {
+  set_canaries(q, n, 0);
+  store_word(q - 2 * sizeof(std::uint64_t), 0);
+  store_word(q - sizeof(std::uint64_t), 0);
+  alloclab::vam::free_impl(q - pad);
 }
 
-void give_back(void *q) noexcept {
-  const Place at = place(q);
-  const char *c = static_cast<const char *>(q);
-  if (!in_quarantine(q) || !still_scrubbed(c, at.p + at.u))
-    corruption("write after free (a freed object was changed while it waited for reuse)", q);
-  hand_back(at);
+// A waiting object unchanged since its free (its front as it was then, with
+// the freed seal; its canary; its ends zero), back to vam.
+void give_back(const Waiting &w) noexcept {
+  if (load_word(w.q - 2 * sizeof(std::uint64_t)) != w.size_word ||
+      load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal || !still_scrubbed(w.q, w.q + w.n))
+    corruption("write after free (a freed object was changed while it waited for reuse)", w.q);
+  if (canaries_changed(w.q, w.n, w.canary) != 0)
+    corruption("heap corruption: the bytes after the end of a freed object were overwritten (overflow?)", w.q);
+  hand_back(w.q, w.n, w.pad);
 }
 
 void lock() noexcept {
-  while (g_ring_lock.test_and_set(std::memory_order_acquire)) {
+  while (g_lock.test_and_set(std::memory_order_acquire)) {
   }
 }
-void unlock() noexcept { g_ring_lock.clear(std::memory_order_release); }
+void unlock() noexcept { g_lock.clear(std::memory_order_release); }
 
 std::size_t next_random() noexcept {  // under the lock
   g_rng ^= g_rng << 13;
@@ -248,94 +345,106 @@ std::size_t next_random() noexcept {  // under the lock
   return static_cast<std::size_t>(g_rng % kRing);
 }
 
-// q checked live (check_live): into the quarantine, or straight back when large.
-void release(void *q) noexcept {
-  if (zero_sized(q)) return;
-  const Place where = place(q);
-  if (where.u > kQuarantineMax) {
-    hand_back(where);
-    return;
-  }
-  void *p = q;
-  const std::size_t u = where.u;
-  char *c = static_cast<char *>(q);
-  store_word(c - sizeof(std::uint64_t), freed_mark(q));
-  scrub(c, where.p + where.u);
-  void *out[kRing];
-  std::size_t n_out = 0;
-  lock();
-  std::size_t at = next_random();
-  for (;;) {  // p takes a random place; its occupant, and more while over the budget, leave
-    if (g_ring[at]) {
-      out[n_out++] = g_ring[at];
-      g_waiting -= g_ring_bytes[at];
-      if (g_ring[at] == g_last) g_last = nullptr;
-    }
-    if (p) {
-      g_ring[at] = p;
-      g_ring_bytes[at] = u;
-      g_waiting += u;
-      g_last = p;
-      p = nullptr;
-    } else {
-      g_ring[at] = nullptr;
-    }
-    if (g_waiting <= kQuarantineBytes || n_out == kRing) break;
-    at = next_random();
-  }
-  unlock();
-  for (std::size_t i = 0; i < n_out; ++i) give_back(out[i]);
+// Takes the object at ring place i out (under the lock).
+Waiting take(std::size_t i) noexcept {
+  const Waiting w = g_ring[i];
+  g_ring[i].q = nullptr;
+  g_waiting -= w.pad + w.n + kCanary;
+  --g_count;
+  if (g_last.load(std::memory_order_relaxed) == w.q) g_last.store(nullptr, std::memory_order_relaxed);
+  return w;
 }
 
+// More leave while the others than the newest hold more than kQuarantineBytes.
+[[gnu::noinline]] void trim(std::size_t newest, std::size_t bytes) noexcept {
+  Waiting out[kRing];
+  std::size_t n_out = 0;
+  std::size_t i = newest;
+  while (g_waiting - bytes > kQuarantineBytes && g_count > 1) {
+    while (g_ring[i].q == nullptr || i == newest) i = (i + 1) % kRing;
+    out[n_out++] = take(i);
+  }
+  unlock();
+  for (std::size_t k = 0; k < n_out; ++k) give_back(out[k]);
+}
+
+// q, checked live at `at` (check_live): into the quarantine, or straight back when large.
+void release(void *q, const Place &at) noexcept {
+  char *c = static_cast<char *>(q);
+  const std::size_t bytes = at.pad + at.n + kCanary;
+  if (bytes > kQuarantineMax) {
+    hand_back(c, at.n, at.pad);
+    return;
+  }
+  const std::uint64_t freed_seal = ~load_word(c - sizeof(std::uint64_t));
+  store_word(c - sizeof(std::uint64_t), freed_seal);
+  scrub(c, c + at.n);
+  lock();
+  // The object freed before this one, likely still in the cache: its first bytes.
+  if (const char *last = g_last.load(std::memory_order_relaxed)) {
+    if (VAM_UNLIKELY(!first_bytes_zero(last, g_last_n.load(std::memory_order_relaxed)))) {
+      unlock();
+      corruption("write after free (the object freed last was changed)", last);
+    }
+  }
+  // q takes a random place; its occupant leaves.
+  const std::size_t slot = next_random();
+  Waiting out = g_ring[slot];
+  if (out.q != nullptr) {
+    g_waiting -= out.pad + out.n + kCanary;
+    --g_count;
+  }
+  g_ring[slot] = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
+  g_waiting += bytes;
+  ++g_count;
+  g_last_n.store(at.n, std::memory_order_relaxed);
+  g_last.store(c, std::memory_order_relaxed);
+  if (VAM_UNLIKELY(g_waiting - bytes > kQuarantineBytes)) {
+    trim(slot, bytes);  // unlocks
+  } else {
+    unlock();
+  }
+  if (out.q != nullptr) give_back(out);
+}
 
 // At exit, every object still waiting is checked.
 [[gnu::destructor]] void check_quarantine_at_exit() noexcept {
   for (std::size_t i = 0; i < kRing; ++i) {
     lock();
-    void *q = g_ring[i];
-    g_ring[i] = nullptr;
-    g_waiting -= q ? g_ring_bytes[i] : 0;
-    if (q == g_last) g_last = nullptr;
+    const Waiting w = g_ring[i].q ? take(i) : Waiting{};
     unlock();
-    if (q) give_back(q);
+    if (w.q) give_back(w);
   }
 }
 
-}  // namespace
-
-namespace {
-
-// vam's object of `align` (0: malloc's) holding pad + n + kTail bytes, armed.
-// The object freed last, checked while it waits: its mark, and its first and
-// last 16 bytes still zero (a whole check per allocation would cost more than
-// the allocation). A write after free that reaches either end is then found
-// at the next allocation, whichever object it is for.
-void check_last() noexcept {
+// At each malloc, the object freed last: read without the lock (another
+// thread may have seen it leave and be reused meanwhile), so a change found
+// is confirmed under the lock before it is reported.
+[[gnu::cold, gnu::noinline]] void confirm_freed_last(const char *q) noexcept {
   lock();
-  if (const char *c = static_cast<const char *>(g_last)) {
-    const Place at = place(c);
-    const char *end = at.p + at.u;
-    const char *head = c + 16 < end ? c + 16 : end;
-    const char *tail = end - 16 > head ? end - 16 : head;
-    if (!in_quarantine(c) || !all(c, head, 0) || !all(tail, end, 0)) {
-      unlock();
-      corruption("write after free (the object freed last was changed)", c);
-    }
+  if (g_last.load(std::memory_order_relaxed) == q && !first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed))) {
+    unlock();
+    corruption("write after free (the object freed last was changed)", q);
   }
   unlock();
 }
+VAM_SECURE_INLINE void check_freed_last() noexcept {
+  const char *q = g_last.load(std::memory_order_relaxed);
+  if (q != nullptr && VAM_UNLIKELY(!first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed)))) confirm_freed_last(q);
+}
 
+// vam's object of `align` (0: malloc's) holding pad + n + kCanary bytes, armed.
 void *allocate(std::size_t align, std::size_t n) noexcept {
-  check_last();
+  check_freed_last();
   if (n == 0 && align <= 16) {
     if (void *z = zero_object()) return z;
   }
-  const std::size_t pad = pad_for(align);
-  std::size_t with;
-  if (__builtin_add_overflow(n, pad + kSlackMin + kTail, &with)) {
+  const std::size_t pad = align > kFront ? align : kFront;
+  if (n > kSizeMax || pad > (std::size_t{1} << 30)) {
     errno = ENOMEM;
     return nullptr;
   }
+  const std::size_t with = n + pad + kCanary;
   void *p = align > 16 ? alloclab::vam::aligned_or_null(align, with) : alloclab::vam::malloc_impl(with);
   if (p == nullptr) {
     errno = ENOMEM;
@@ -353,15 +462,19 @@ void *malloc_impl(std::size_t n) noexcept { return allocate(0, n); }
 void *aligned_or_null(std::size_t a, std::size_t n) noexcept { return allocate(a, n); }
 
 void free_impl(void *q) noexcept {
-  if (q == nullptr) return;
-  check_live(q);
-  release(q);
+  if (q == nullptr || zero_sized(q)) return;
+  release(q, check_live(q));
 }
 
 void free_sized_impl(void *q, std::size_t size) noexcept {
   if (q == nullptr) return;
-  if (check_live(q) != size) corruption("sized free or delete with another size than the object's", q);
-  release(q);
+  if (zero_sized(q)) {
+    if (size != 0) corruption("sized free or delete with another size than the object's", q);
+    return;
+  }
+  const Place at = check_live(q);
+  if (at.n != size) corruption("sized free or delete with another size than the object's", q);
+  release(q, at);
 }
 
 void *calloc_impl(std::size_t n, std::size_t size) noexcept {
@@ -371,24 +484,28 @@ void *calloc_impl(std::size_t n, std::size_t size) noexcept {
     return nullptr;
   }
   void *q = allocate(0, bytes);
-  if (q) memset(q, 0, bytes);
+  if (q && !zero_sized(q)) memset(q, 0, bytes);
   return q;
 }
 
 void *realloc_impl(void *q, std::size_t n) noexcept {
   if (q == nullptr || zero_sized(q)) return allocate(0, n);
-  if (in_quarantine(q)) corruption("realloc(): the object was already freed", q);
   const Place at = place(q);
-  const std::size_t old = asked(q, at);
+  if (at.freed) corruption("realloc(): the object was already freed", q);
+  check_canary(q, at, "heap corruption: the bytes after the end of the object were overwritten (overflow?)");
   if (n == 0) {  // as glibc: frees, returns null
-    release(q);
+    release(q, at);
     return nullptr;
   }
-  if (at.pad == kFront && n <= at.u - at.pad - kSlackMin - kTail) return arm(at.p, at.pad, n);
+  if (at.pad == kFront && n <= kSizeMax &&
+      n + kFront + kCanary <= alloclab::vam::usable_size_impl(at.p)) {  // in place: the old canary wiped
+    set_canaries(static_cast<char *>(q), at.n, 0);
+    return arm(at.p, at.pad, n);
+  }
   void *r = allocate(0, n);
   if (r == nullptr) return nullptr;  // errno is ENOMEM; q stays valid
-  memmove(r, q, old < n ? old : n);  // not the checked memcpy: r's room is known
-  release(q);
+  memmove(r, q, at.n < n ? at.n : n);  // not the checked memcpy: r's room is known
+  release(q, at);
   return r;
 }
 
@@ -441,29 +558,31 @@ void *pvalloc_impl(std::size_t n) noexcept {
   return allocate(kPageBytes, up & ~(kPageBytes - 1));
 }
 
-std::size_t usable_size_impl(const void *q) noexcept { return q ? check_live(q) : 0; }
+std::size_t usable_size_impl(const void *q) noexcept {
+  return q == nullptr || zero_sized(q) ? 0 : check_live(q).n;
+}
 
 // memcpy into the heap (the guarded copy): a copy that starts at an object
-// and runs past its end, or starts up to kFront bytes before an object and
-// runs into it, aborts before a byte is copied. Other copies are not looked
-// at (their start may be inside an object, which would take a search).
+// and runs past its end, or starts up to kReach bytes before an object and
+// runs into its front, aborts before a byte is copied. Other copies are not
+// looked at (their start may be inside an object, which would take a search).
 void check_copy(const void *d, std::size_t n) noexcept {
   const alloclab::vam::Segment *seg = alloclab::vam::object_segment(d);
   if (n == 0 || !alloclab::vam::segment_known(seg)) return;
   const char *c = static_cast<const char *>(d);
   // A huge object's mapping may end before its segment's 4 MiB do: d must be in it.
   if (c - reinterpret_cast<const char *>(seg) >= static_cast<std::ptrdiff_t>(seg->map_bytes)) return;
-  if (load_word(c - sizeof(std::uint64_t)) == front_check(d)) {
-    if (n > asked(d, place(d))) corruption("memcpy past the end of the object (overflow)", d);
+  if (load_word(c - sizeof(std::uint64_t)) == seal(key(d), load_word(c - 2 * sizeof(std::uint64_t)))) {
+    if (n > place(d).n) corruption("memcpy past the end of the object (overflow)", d);
     return;
   }
-  // An object starting within kFront bytes after d (16-byte aligned) whose front the copy reaches.
+  // An object starting within kReach bytes after d (16-byte aligned) whose front the copy reaches.
   const auto from = reinterpret_cast<std::uintptr_t>(c);
-  for (std::uintptr_t q = (from + 16) & ~std::uintptr_t{15}; q <= from + kFront && q - kFront < from + n; q += 16) {
+  for (std::uintptr_t q = (from + 16) & ~std::uintptr_t{15}; q <= from + kReach && q - kFront < from + n; q += 16) {
     const auto *at = reinterpret_cast<const char *>(q);
     if (alloclab::vam::object_segment(at) == seg &&
         at - reinterpret_cast<const char *>(seg) < static_cast<std::ptrdiff_t>(seg->map_bytes) &&
-        load_word(at - sizeof(std::uint64_t)) == front_check(at))
+        load_word(at - sizeof(std::uint64_t)) == seal(key(at), load_word(at - 2 * sizeof(std::uint64_t))))
       corruption("memcpy into the bytes before an object (underflow)", at);
   }
 }
