@@ -94,7 +94,9 @@ TEST(VamMemoryBack, IdleProducersMemoryComesBackWithoutThem) {
     });
   steps.wait_all(kThreads);
   const size_t rss1 = rss_bytes();
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)  // as below: shadow memory moves it
   ASSERT_GT(rss1, rss0 + kThreads * kCount * kSize * 3 / 4);
+#endif
   const std::uint64_t before = g_reclaimed_blocks.load();
   for (size_t i = 0; i < kThreads * kCount; ++i) vam_free(ptrs[i]);
   const size_t rss2 = rss_bytes();
@@ -147,7 +149,13 @@ TEST(VamMemoryBack, IdleProducersLargeObjectsGiveTheirInsidesBack) {
     });
   steps.wait_all(kThreads);
   const size_t rss1 = rss_bytes();
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  // Under a sanitizer the process's resident size also moves with its shadow
+  // memory and with what earlier tests' heaps give back meanwhile, so neither
+  // this nor the check below measures the reclaim there; the test then checks
+  // only that no object is handed out twice.
   ASSERT_GT(rss1, rss0 + kThreads * kCount * kSize * 3 / 4);
+#endif
   for (void *p : ptrs) vam_free(p);
   const size_t rss2 = rss_bytes();
   printf("rss: before %zu MB, allocated %zu MB, after main freed %zu MB\n", rss0 >> 20, rss1 >> 20, rss2 >> 20);
