@@ -1,15 +1,19 @@
 """One program's matrix in the study: its cells (every allocator at every level, or the cells a
 stage runs again), the null's twin beside them, and its runs appended to the study's rows.
 
-The null: every program a timed claim reads (all but the clean-only variants) runs its clean
-cell on glibc twice in every round, the second time under the name "glibc~again"
-(verdicts/data.AGAIN). The two are the same command on the same allocator, interleaved and
-shuffled with the other cells, so their ratio is an effect of exactly nothing measured under
-the same conditions as the effects judged: the run's noise for that program.
+The null: every program a timed claim reads (all but the clean-only variants) runs its cells
+on glibc twice in every round, the second time under the name "glibc~again"
+(verdicts/data.AGAIN): its clean cell, and its Adv_3 cell when it runs littered (TWIN_LEVELS).
+The two are the same command on the same allocator and the same littered heap (a round's cells
+share its seed), interleaved and shuffled with the other cells, so their ratio is an effect of
+exactly nothing measured under the same conditions as the effects judged: the run's noise for
+that program on a clean heap and on a littered one (the littered runs' noise is the larger:
+docs/notes/2026-11-29-littered-null.md).
 
 API::
 
-    StudyMatrix(ComparePlan)                # .only: the cells to run; .twin: the null's twin
+    StudyMatrix(ComparePlan)                # .only: the cells to run; .twin, .twin_levels: the null's twins
+    TWIN_LEVELS                             # the levels whose glibc cell has a twin (when it runs)
     twin_of(allocator) -> Allocator         # glibc measured a second time, under AGAIN's name
     matrix_plan(p, prog, profile_path, timeout, only=None, runs=None, seed=None, sub="", first_repeat=1)
     run_program(p, prog, matrix, progress, writer, rows, stage=0) -> bool
@@ -33,6 +37,7 @@ from alloclab.experiments.study.programs import Program
 from alloclab.experiments.study.verdicts.data import NULL_ALLOCATOR, again
 
 RESULTS = "results.csv"
+TWIN_LEVELS = (Level.ADV_0, Level.ADV_3)   # the clean heap, and the littered heap the claims judge
 
 
 def slug(name: str) -> str:
@@ -48,16 +53,17 @@ class StudyInterrupted(Exception):
 @dataclasses.dataclass
 class StudyMatrix(ComparePlan):
     """A comparison whose cells are ONLY (every allocator at every level when None), plus the
-    null's TWIN at Adv_0 when there is one."""
+    null's TWIN at each of TWIN_LEVELS when there is one."""
 
     only: list | None = None      # (Allocator, Level) pairs
     twin: Allocator | None = None
+    twin_levels: tuple = (Level.ADV_0,)
 
     @property
     def cells(self) -> list:
         base = list(self.only) if self.only is not None else [(a, lv) for a in self.allocators
                                                               for lv in self.levels]
-        return base + ([(self.twin, Level.ADV_0)] if self.twin else [])
+        return base + ([(self.twin, lv) for lv in self.twin_levels] if self.twin else [])
 
 
 def twin_of(allocator: Allocator) -> Allocator:
@@ -68,8 +74,9 @@ def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float
                 runs: int | None = None, seed: int | None = None, sub: str = "",
                 first_repeat: int = 1) -> StudyMatrix:
     """PROG's matrix: ONLY, (allocator name, level) pairs, or every cell the plan gives it; the
-    twin unless PROG is clean-only. FIRST_REPEAT: its rounds are the repeats from that one on
-    (the study runs one round of every variant of a workload before the next round)."""
+    twins (glibc's cells of TWIN_LEVELS that run) unless PROG is clean-only. FIRST_REPEAT: its
+    rounds are the repeats from that one on (the study runs one round of every variant of a
+    workload before the next round)."""
     glibc = next(a for a in p.allocators if a.name == NULL_ALLOCATOR)
     if only is None:
         allocs = [glibc] if prog.clean_only else p.allocators
@@ -84,12 +91,16 @@ def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float
         allocs = [a for a in p.allocators if any(n == a.name for n, _ in wanted)]
         levels = sorted({lv for _, lv in wanted})
         cells = [(by_name[n], lv) for a in allocs for n, lv in sorted(wanted) if n == a.name]
+    # glibc's levels in this matrix: every level of a whole matrix, the wanted ones of a stage's
+    ran = set(levels) if cells is None else {lv for a, lv in cells if a.name == NULL_ALLOCATOR}
+    twins = tuple(lv for lv in TWIN_LEVELS if lv in ran)
     return StudyMatrix(prog.cmd, allocs, levels, Cell(NULL_ALLOCATOR, Level.ADV_0), runs=runs or p.repeat,
                        warmup=0 if only is not None or first_repeat > 1 else int(p.warmup),
                        outdir=os.path.join(p.outdir, "runs", slug(prog.name), sub), timeout=timeout, cache="off",
                        profile=profile_path if any(lv.littered for lv in levels) else None,
                        seed=p.seed if seed is None else seed, report=False, only=cells,
-                       twin=None if prog.clean_only else twin_of(glibc), first_repeat=first_repeat)
+                       twin=None if prog.clean_only else twin_of(glibc), twin_levels=twins,
+                       first_repeat=first_repeat)
 
 
 def _note_matrix(p: Plan, prog: Program, summary) -> None:

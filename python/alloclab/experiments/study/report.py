@@ -106,9 +106,10 @@ def _verdicts(vs) -> dict:
     return {"id": "verdicts", "title": "The papers' claims", "blocks": [
         p("Each row is computed from this run. A measurement is one value per repeat (each repeat "
           "littered with its own seed, so it samples heap layouts). Every timed claim is judged against its "
-          "null: the same ratio between a program's clean run on glibc and the same run again, in the same "
-          "rounds. Its spread is the interval of the effect over that null: the ratios of every repeat's "
-          "value to every null value, from the k-th smallest to the k-th largest, chosen to hold the effect "
+          "null: the same ratio between a program's run on glibc and the same run again, in the same "
+          "rounds, on the clean heap and on the littered one (a slowdown's null combines the two). Its "
+          "spread is the interval of the effect over that null: the ratios of every repeat's value to every "
+          "null value, from the k-th smallest to the k-th largest, chosen to hold the effect "
           f"with probability at least {LEVEL:.2f} whatever the noise's shape (the 2nd of nine for three "
           "repeats, probability 0.80), so a noisy run spreads its own intervals. An interval that holds no "
           "effect is unsettled (the run could not tell the effect from its noise); one that straddles the "

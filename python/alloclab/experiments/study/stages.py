@@ -5,7 +5,7 @@ spent.
 A claim is unsettled when the interval of its effect over its null holds no effect (verdicts/rules.py). Each
 stage runs, for every program such a claim reads, the cells it reads (its measurement's and its
 null's, found by evaluating the claim on a StudyData that records what it is asked for), glibc's
-clean cell and the null's twin, STAGE_RUNS rounds each, with a littering seed of its own.
+clean cell and the null's twins (matrix.TWIN_LEVELS), STAGE_RUNS rounds each, with a littering seed of its own.
 A staged claim is judged on the staged repeats alone (they are independent of the rounds that
 selected it), cumulatively over the stages, every look at the level corrected for the most
 looks the plan allows (Bonferroni: plan.looks looks together miss the median with probability
@@ -27,7 +27,7 @@ import time
 
 from alloclab import stats
 from alloclab.experiments.study import analysis
-from alloclab.experiments.study.matrix import matrix_plan, run_program, slug
+from alloclab.experiments.study.matrix import TWIN_LEVELS, matrix_plan, run_program, slug
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.verdicts import claims
 from alloclab.experiments.study.verdicts.data import NULL_ALLOCATOR
@@ -61,14 +61,14 @@ def _wanted(need: dict, programs: list) -> dict:
 
 
 def _cost(rows: list, q, cells, runs: int) -> float:
-    """Seconds RUNS rounds of Q's CELLS (and the twin) took in the first rounds' measure, wall time."""
+    """Seconds RUNS rounds of Q's CELLS (and the twins) took in the first rounds' measure, wall time."""
     per_cell = []
     for a, adv in sorted(cells):
         ts = [r.wall_s for r in rows if r.program == q.name and r.allocator == a and int(r.adv) == adv
               and r.stage == 0]
         per_cell.append(stats.median(ts) or 0.0)
-        if a == NULL_ALLOCATOR and adv == 0:
-            per_cell.append(stats.median(ts) or 0.0)   # the twin
+        if a == NULL_ALLOCATOR and adv in TWIN_LEVELS:
+            per_cell.append(stats.median(ts) or 0.0)   # its twin
     return runs * sum(per_cell)
 
 

@@ -103,10 +103,17 @@ def test_every_catalog_variant_and_the_real_programs_ran(quick_study):
     assert not bad, bad[:3]
     assert {r["allocator"] for r in rows} == {"glibc", "mimalloc", "glibc~again"}
     assert {r["adv"] for r in rows} == {"0", "3"}
-    # the null: every timed program's clean glibc cell again, in the same rounds; never littered
+    # the null: every timed program's glibc cells again, in the same rounds: the clean one, and the
+    # Adv_3 one on the same littered heap (the seed of glibc's own Adv_3 run in that round)
     twins = [r for r in rows if r["allocator"] == "glibc~again"]
-    assert {r["adv"] for r in twins} == {"0"}
-    assert {r["program"] for r in twins} == {r["program"] for r in rows if r["adv"] == "3"}
+    assert {r["adv"] for r in twins} == {"0", "3"}
+    littered = {r["program"] for r in rows if r["adv"] == "3" and r["allocator"] != "glibc~again"}
+    assert {r["program"] for r in twins} == {r["program"] for r in rows if r["adv"] == "3"} == littered
+    assert {r["program"] for r in twins if r["adv"] == "3"} == littered
+    own = {(r["program"], r["stage"], r["repeat"]): r["seed"] for r in rows
+           if r["allocator"] == "glibc" and r["adv"] == "3"}
+    assert own and all(own[(r["program"], r["stage"], r["repeat"])] == r["seed"]
+                       for r in twins if r["adv"] == "3")
     assert all(r["program_cpu_s"] for r in rows if r["status"] == "ok")
     assert all(r["program_inproc_s"] for r in rows if r["workload"] != "gcc")
 

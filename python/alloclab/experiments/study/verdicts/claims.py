@@ -23,7 +23,7 @@ from alloclab import stats
 from alloclab.core.results.findings import Verdict
 from alloclab.experiments.study.verdicts import exact
 from alloclab.experiments.study.verdicts.data import (NAIVE, StudyData, aa, best_allocator, gain, geo_effect,
-                                                      paired, per_repeat, slowdown)
+                                                      null_between, paired, per_repeat, slowdown)
 from alloclab.experiments.study.verdicts.rules import (DECISIVE, AtLeast, AtMost, Band, UpTo, around, judge,
                                                        spread_words)
 from alloclab.experiments.workloads import PAPER_TABLE3, feeds, find
@@ -183,14 +183,17 @@ def _having(d, variant):
 
 
 # ---------------------------------------------------------------- the nulls
-# Each timed claim's null is its measurement taken on A/A pairs (data.aa: a program's clean cell
-# on glibc against its twin in the same rounds), combined over programs as the claim combines them.
+# Each timed claim's null is its measurement taken on A/A pairs (data.aa: a program's cell on
+# glibc against its twin in the same rounds, at the levels the claim's ratio compares:
+# data.null_between), combined over programs as the claim combines them.
 
 _NAIVE = ("malloc", "real", "custom")
+_SLOWDOWN = (3, 0)       # a ratio of a run at Adv_3 to one at Adv_0
+_LITTERED = (3, 3)       # a ratio of two runs at Adv_3
 
 
-def _n_one(workload, variants=_NAIVE):
-    return lambda d: aa(d, workload, variants)
+def _n_one(workload, variants=_NAIVE, levels=(0, 0)):
+    return lambda d: null_between(d, workload, variants, *levels)
 
 
 def _n_max(ws_of):
@@ -198,8 +201,8 @@ def _n_max(ws_of):
     return lambda d: per_repeat([aa(d, w, _NAIVE) for w in ws_of(d)], max)
 
 
-def _n_geo(ws_of, variants=_NAIVE):
-    return lambda d: per_repeat([aa(d, w, variants) for w in ws_of(d)], geo_effect)
+def _n_geo(ws_of, variants=_NAIVE, levels=(0, 0)):
+    return lambda d: per_repeat([null_between(d, w, variants, *levels) for w in ws_of(d)], geo_effect)
 
 
 def _n_resilient(d):
@@ -207,9 +210,9 @@ def _n_resilient(d):
     values: each repeat draws that many from the pooled A/A values of the same workloads (seeded),
     since the twin runs on one allocator only."""
     ws = _region_like(d)
-    pool = [z for w in ws for z in aa(d, w, ("custom",))]
+    pool = [z for w in ws for z in null_between(d, w, ("custom",), *_SLOWDOWN)]
     cells = len(ws) * len(d.allocators())
-    reps = len(aa(d, ws[0], ("custom",))) if ws else 0
+    reps = len(null_between(d, ws[0], ("custom",), *_SLOWDOWN)) if ws else 0
     if not pool or not cells:
         return []
     rng = random.Random(len(pool) * 7919 + cells)
@@ -238,10 +241,10 @@ def _m_rq3_little(workload, label):
 
 def _n_drawn_max(workload, variants=("malloc",)):
     """A measurement that takes the largest of one cell per allocator is held to the largest of as
-    many null values, drawn per repeat from the workload's A/A values (seeded; the twin runs on one
-    allocator only)."""
+    many null values, drawn per repeat from the workload's A/A values of a slowdown (seeded; the
+    twin runs on one allocator only)."""
     def n(d):
-        pool, cells = aa(d, workload, variants), len(d.allocators())
+        pool, cells = null_between(d, workload, variants, *_SLOWDOWN), len(d.allocators())
         if not pool or not cells:
             return []
         rng = random.Random(len(pool) * 7919 + cells)
@@ -270,26 +273,26 @@ CLAIMS = (
     Claim("rq2-2002", "2002", "Regions beat general-purpose allocation by up to 44% (Lea allocator)", "0-44%",
           UpTo(0.44), _m_rq2_2002, null=_n_max(_emulated_2002)),
     Claim("rq3-mudlle-mimalloc", "2026", "Adv_3 slows naive mudlle by 18% on mimalloc", "18%", around(0.18),
-          _m_rq3_naive("interp", "mimalloc", "mudlle"), null=_n_one("interp", ("malloc",))),
+          _m_rq3_naive("interp", "mimalloc", "mudlle"), null=_n_one("interp", ("malloc",), _SLOWDOWN)),
     Claim("rq3-parser-mimalloc", "2026", "Adv_3 slows naive 197.parser by 25% on mimalloc", "25%", around(0.25),
           _m_rq3_naive("xalloc_parser", "mimalloc", "197.parser"),
-          null=_n_one("xalloc_parser", ("malloc",))),
+          null=_n_one("xalloc_parser", ("malloc",), _SLOWDOWN)),
     Claim("rq3-gcc-mimalloc", "2026", "Adv_3 slows naive 176.gcc by 27% on mimalloc", "27%", around(0.27),
           _m_rq3_naive("compiler", "mimalloc", "176.gcc"), weigh_as=(("compiler", "176.gcc"),),
-          null=_n_one("compiler", ("malloc",))),
+          null=_n_one("compiler", ("malloc",), _SLOWDOWN)),
     Claim("rq3-mudlle-glibc", "2026", "Adv_3 slows naive mudlle more than 2x on glibc", "> 2x (+100%)",
-          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle"), null=_n_one("interp", ("malloc",))),
+          AtLeast(1.0), _m_rq3_naive("interp", "glibc", "mudlle"), null=_n_one("interp", ("malloc",), _SLOWDOWN)),
     Claim("rq3-parser-glibc", "2026", "Adv_3 slows naive 197.parser more than 2x on glibc", "> 2x (+100%)",
           AtLeast(1.0), _m_rq3_naive("xalloc_parser", "glibc", "197.parser"),
-          null=_n_one("xalloc_parser", ("malloc",))),
+          null=_n_one("xalloc_parser", ("malloc",), _SLOWDOWN)),
     Claim("rq3-resilient", "2026", "Region and hybrid allocators are unaffected by littering (Adv_3)",
           "~0% (taken as <= 5%)", AtMost(0.05), _m_rq3_resilient, null=_n_resilient),
     Claim("rq3-partial-mimalloc", "2026", "A partly-regioned program (Clang) still gains 3.2% at Adv_3 on mimalloc",
           "3.2%", around(0.032), _m_rq3_partial("mimalloc"),
-          null=_n_geo(lambda d: list(d.partial))),
+          null=_n_geo(lambda d: list(d.partial), levels=_LITTERED)),
     Claim("rq3-partial-glibc", "2026", "A partly-regioned program (Clang) still gains 9.4% at Adv_3 on glibc",
           "9.4%", around(0.094), _m_rq3_partial("glibc"),
-          null=_n_geo(lambda d: list(d.partial))),
+          null=_n_geo(lambda d: list(d.partial), levels=_LITTERED)),
     Claim("reaps-vs-regions", "2002", "Reaps cost 0-8% against the programs' own regions", "<= 8%",
           AtMost(0.08), _m_reaps,
           null=_n_geo(lambda d: d.workloads("region", "hybrid"), ("reap", "custom"))),

@@ -1,6 +1,7 @@
 """What the claims are measured on: the study's rows, by workload, variant, allocator,
-level and repeat, and the other instruments' results; the null (each program's A/A pair:
-its clean cell on glibc run twice per round, the second time under the name AGAIN marks);
+level and repeat, and the other instruments' results; the null (each program's A/A pairs:
+its clean and its Adv_3 cell on glibc run twice per round, the second time under the name AGAIN
+marks);
 and the per-repeat arithmetic the claims share (gains, slowdowns, combinations over programs).
 
 Times are judged on one measure for the whole run (time_measure): the program's CPU time after
@@ -20,6 +21,7 @@ API::
     AGAIN, again(name), is_again(name)         # the null's second label
     paired(a, b, f) / gain(...) / slowdown(...) / per_repeat(lists, combine) / geo_effect(effects)
     aa(d, workload, variants, adv=0) -> list   # the null of one program (variants: a tuple), per repeat
+    null_between(d, workload, variants, adv, other) -> list   # the null of a ratio of a run at ADV to one at OTHER
     best_allocator(data, workloads) -> str | None
     NAIVE, EMULATOR                            # the naive variants: 2026 Table 4's build, the 2002 emulator
 
@@ -35,6 +37,7 @@ of a region allocator is too (one malloc per object, freed when the region is).
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Callable
 
 from alloclab import stats
@@ -148,15 +151,42 @@ def slowdown(d: StudyData, w, variant, alloc, adv) -> list:
     return paired(d.times(w, variant, alloc, adv), d.times(w, variant, alloc, 0), lambda x, c: x / c - 1.0)
 
 
+def _aa_by_repeat(d: StudyData, w, v, adv) -> dict:
+    own, twin = d.null(w, v, adv)
+    return {r: twin[r] / own[r] - 1.0 for r in sorted(set(own) & set(twin)) if own[r] > 0 and twin[r] > 0}
+
+
 def aa(d: StudyData, w, variants, adv=0) -> list:
-    """The null of workload W, per repeat: its twin's time over its own - 1, for the first of
-    VARIANTS that has a twin (an effect of exactly nothing, measured in the same rounds)."""
+    """The null of workload W, per repeat: its twin's time over its own - 1 at level ADV, for the
+    first of VARIANTS that has a twin (an effect of exactly nothing, measured in the same rounds)."""
     for v in variants:
-        own, twin = d.null(w, v, adv)
-        vals = paired(twin, own, lambda t, o: t / o - 1.0)
+        vals = _aa_by_repeat(d, w, v, adv)
         if vals:
-            return vals
+            return list(vals.values())
     return []
+
+
+def null_between(d: StudyData, w, variants, adv, other) -> list:
+    """The null of a ratio between a run of W at level ADV and one at OTHER, per repeat.
+
+    At one level, that level's A/A values. Across levels (a slowdown: littered over clean), each
+    repeat's two A/A values combined, log(1 + z) = (log(1 + z_adv) + log(1 + z_other)) / sqrt(2):
+    an A/A ratio's log holds the noise of two runs at its level, a slowdown's one at each level,
+    and this sum holds, for independent runs, the same variance as the slowdown's, v_adv + v_other.
+    Taking the clean pair alone would understate a littered run's noise, which is the larger here
+    (docs/notes/2026-11-29-littered-null.md); the littered pair alone would count it twice.
+    A run without a twin at a littered level (one from before the littered twin) has its clean
+    A/A values as the null of every ratio."""
+    for v in variants:
+        a, b = _aa_by_repeat(d, w, v, adv), _aa_by_repeat(d, w, v, other)
+        if not b:
+            continue
+        if not a:
+            return aa(d, w, (v,), 0)
+        if adv == other:
+            return list(a.values())
+        return [math.expm1((math.log1p(a[r]) + math.log1p(b[r])) / math.sqrt(2.0)) for r in sorted(set(a) & set(b))]
+    return aa(d, w, variants, 0)
 
 
 def per_repeat(lists: list, combine: Callable) -> list:

@@ -2,12 +2,14 @@
 out confirmed, refuted, weaker, stronger or inconclusive from the numbers alone, and a spread that
 straddles a threshold is never confirmed."""
 
+import math
+
 import pytest
 
 from conftest import study_rows
 
 from alloclab.experiments.study.verdicts import claims, rules
-from alloclab.experiments.study.verdicts.data import StudyData
+from alloclab.experiments.study.verdicts.data import StudyData, null_between
 
 
 def boxed(custom, naive):
@@ -464,3 +466,57 @@ def test_the_cells_a_2002_claim_reruns_leave_out_geometry_nodes():
     assert not any(r.workload == "geometry_nodes" for r in view.rows)
     assert view.times("vpr", "talloc", "glibc", 0) and not view.times("geometry_nodes", "talloc", "glibc", 0)
     assert claims.for_paper(d, "2026") is d                                # nothing to drop: the same data
+
+
+def _slowdown_run(at3, twin3=None):
+    """interp's naive variant on glibc: 1.0 clean, AT3 at Adv_3; its clean twin reads the same (a
+    quiet clean null) and its Adv_3 twin TWIN3 (None: a run from before the littered twin)."""
+    spec = {("interp", "malloc", "glibc", 0): [1.0] * 3, ("interp", "malloc", "glibc", 3): at3,
+            ("interp", "malloc", "glibc~again", 0): [1.0] * 3}
+    if twin3 is not None:
+        spec[("interp", "malloc", "glibc~again", 3)] = twin3
+    return _data(spec)
+
+
+def test_a_slowdowns_null_holds_the_littered_runs_noise_as_well_as_the_clean_ones():
+    at3 = [2.1, 2.2, 2.3]                                   # +110..130%: more than 2x
+    quiet = _verdict(_slowdown_run(at3, at3), "rq3-mudlle-glibc")
+    assert quiet.null == pytest.approx([0.0] * 3) and quiet.verdict == "confirmed"
+    # the littered pair spreads: each repeat's null combines its two A/A values so that its log
+    # holds one clean run's noise and one littered run's, as the slowdown does
+    twin3 = [2.1 * 1.3, 2.2 * 0.8, 2.3 * 1.1]
+    noisy = _verdict(_slowdown_run(at3, twin3), "rq3-mudlle-glibc")
+    want = [math.expm1(math.log1p(z) / math.sqrt(2.0)) for z in (0.3, -0.2, 0.1)]
+    assert noisy.null == pytest.approx(want)
+    assert noisy.verdict == "inconclusive" and noisy.judged_low < 1.0 < noisy.judged_high
+    # a run with no littered twin keeps its clean A/A values as every ratio's null (kept runs
+    # from before the littered twin re-render as they were)
+    old = _verdict(_slowdown_run(at3), "rq3-mudlle-glibc")
+    assert old.null == pytest.approx([0.0] * 3) and old.verdict == "confirmed"
+
+
+def test_null_between_levels():
+    d = _data({("vpr", "malloc", "glibc", 0): [1.0, 1.0], ("vpr", "malloc", "glibc~again", 0): [1.1, 0.9],
+               ("vpr", "malloc", "glibc", 3): [2.0, 2.0], ("vpr", "malloc", "glibc~again", 3): [2.4, 2.0]})
+    assert null_between(d, "vpr", ("malloc",), 0, 0) == pytest.approx([0.1, -0.1])
+    assert null_between(d, "vpr", ("malloc",), 3, 3) == pytest.approx([0.2, 0.0])
+    both = null_between(d, "vpr", ("malloc",), 3, 0)
+    assert both == pytest.approx([math.expm1((math.log(1.2) + math.log(1.1)) / math.sqrt(2)),
+                                  math.expm1(math.log(0.9) / math.sqrt(2))])
+    assert null_between(d, "vpr", ("custom", "malloc"), 3, 0) == pytest.approx(both)   # the first with a twin
+    assert null_between(d, "vpr", ("custom",), 3, 0) == []
+
+
+def test_a_partly_regioned_programs_gain_at_adv_3_is_held_to_the_littered_pair():
+    spec = {}
+    for v, t in (("custom", 1.0), ("malloc", 1.1)):
+        for a in ("glibc", "mimalloc"):
+            spec[("clang_like", v, a, 3)] = [t] * 3
+            spec[("clang_like", v, a, 0)] = [t] * 3
+    spec[("clang_like", "malloc", "glibc~again", 0)] = [1.1] * 3
+    spec[("clang_like", "malloc", "glibc~again", 3)] = [1.1 * 1.2, 1.1 * 0.9, 1.1]
+    rs = study_rows(spec)
+    for r in rs:
+        r.kind = "hybrid"
+    r = _verdict(StudyData(rs, partial=("clang_like",)), "rq3-partial-glibc")
+    assert r.null == pytest.approx([0.2, -0.1, 0.0])
