@@ -14,7 +14,7 @@ PYTEST  = .venv/bin/python -m pytest
 # at a time, so a file's module fixtures (the quick study, the wheel build) are made once.
 PYTEST_JOBS ?= 2
 
-.PHONY: all bootstrap real build build-asan build-tsan test test-release test-asan test-tsan test-python bench study install clean
+.PHONY: all bootstrap real build build-asan build-asan-unit build-tsan test test-release test-asan test-tsan test-python bench study install clean
 
 all: build
 
@@ -37,7 +37,13 @@ test: test-release test-asan test-tsan test-python
 test-release: build
 	ctest --preset release
 
-test-asan: build-asan
+# The asan tests `make test` runs (label unit) use only the programs of these folders (the
+# build preset asan-unit); the lab's shims and libvam.so are built by `make build-asan`.
+build-asan-unit: bootstrap
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan-unit
+
+test-asan: build-asan-unit
 	ctest --preset asan -L unit
 
 # ThreadSanitizer: only libvam's threaded tests (label tsan), small.
