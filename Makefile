@@ -32,7 +32,15 @@ build-asan: bootstrap
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan
 
-test: test-release test-asan test-tsan test-python
+# scripts/real-programs (a download, then one large C file compiled by one process) runs in
+# the background from the start, beside the preset builds and their tests, instead of alone
+# before the Python tests; test-python then finds it built (or, where it failed, runs it again
+# and says what is missing, as `make real` does).
+test: bootstrap
+	@mkdir -p build
+	@scripts/real-programs --quiet >build/real-programs.log 2>&1 & real=$$!; \
+	  $(MAKE) --no-print-directory test-release test-asan test-tsan; status=$$?; \
+	  wait $$real; [ $$status = 0 ] || exit $$status; $(MAKE) --no-print-directory test-python
 
 test-release: build
 	ctest --preset release
