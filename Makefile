@@ -11,7 +11,8 @@
 PREFIX ?= /usr/local
 PYTEST  = .venv/bin/python -m pytest
 # The Python tests run in PYTEST_JOBS processes (pytest-xdist), a whole test file to one process
-# at a time, so a file's module fixtures (the quick study, the wheel build) are made once.
+# at a time, so a file's module fixtures (the quick study, the wheel build) are made once; files
+# are handed out in collection order, the longest first (tests/python/conftest.py, LONG_FILES).
 PYTEST_JOBS ?= 2
 
 .PHONY: all bootstrap real build build-asan build-asan-unit build-tsan test test-release test-asan test-tsan test-python bench study install clean
@@ -63,7 +64,7 @@ test-tsan: build-tsan
 	ctest --preset tsan
 
 test-python: build real
-	@if [ -d tests/python ]; then $(PYTEST) -q -n $(PYTEST_JOBS) --dist loadfile tests/python; else echo "no python tests yet"; fi
+	@if [ -d tests/python ]; then $(PYTEST) -q -n $(PYTEST_JOBS) --dist loadfile --no-loadscope-reorder tests/python; else echo "no python tests yet"; fi
 
 bench: build
 	@mkdir -p out/bench
