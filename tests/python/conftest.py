@@ -22,6 +22,25 @@ def pytest_configure(config):
                             "environment (test_install.py; `pytest -m 'not install'` leaves it out)")
 
 
+# The files whose module fixtures run a whole command for a minute or so (the quick study, the
+# wheel build and a study from it, the quick ablation, ...), longest first. They are collected
+# first, so that `make test`'s two processes (pytest-xdist, a file to each, in collection order:
+# --no-loadscope-reorder) start on them together instead of one finishing the last of them alone.
+LONG_FILES = ("experiments/study/test_run.py", "test_install.py", "experiments/ablation/test_run.py",
+              "experiments/study/verdicts/test_rules.py", "commands/test_report.py", "test_kept_runs.py",
+              "bench/test_littered_slowdown.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def rank(item):
+        rel = os.path.relpath(str(item.path), here).replace(os.sep, "/")
+        return LONG_FILES.index(rel) if rel in LONG_FILES else len(LONG_FILES)
+
+    items.sort(key=rank)   # stable: the rest keep their order
+
+
 @pytest.fixture(scope="session")
 def libdir():
     d = allocators.lab_libdir()
