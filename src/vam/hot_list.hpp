@@ -17,7 +17,7 @@
 //   (hot_reclaim); so does a free into the head's own block (hot_push).
 // - Only a free by the heap's own thread fills a list (free_impl, or
 //   free_checked for its first free into a segment), and only when malloc's
-//   inline path reads it (inline_fine != 0).
+//   inline path reads it (inline_limit != 0).
 // - Thread exit and vam_collect return every list (hot_return_all).
 // A second free of a hot object meets it on the list (hot_push) or among
 // the objects a regain takes back (hot_reclaim_list): a double free.

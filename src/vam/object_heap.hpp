@@ -29,7 +29,7 @@
 namespace alloclab::vam {
 
 // A page-block object malloc's inline path does not serve: one of the
-// classes above 1 KiB, or any in a geometry it does not serve (inline_fine
+// classes above 1 KiB, or any in a geometry it does not serve (inline_limit
 // 0): VAM_CLASSES=coarse (the class from the table), and VAM_HEADERS=on,
 // with its header (the object's usable size, in the 16 bytes before it)
 // written, as a DLmalloc-style allocator does. The class's hot object comes

@@ -132,7 +132,7 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
     }
     if (keeps_live(word, BlockState::full)) {
       if constexpr (kFillHot) {
-        if (VAM_LIKELY(g_layout.inline_fine != 0)) {
+        if (VAM_LIKELY(g_layout.inline_limit != 0)) {
           Heap *h = owner();
           const unsigned cls = b->cls;
           const std::uintptr_t hot = class_hot_list(h, cls);

@@ -170,7 +170,7 @@ void *malloc_miss(std::size_t n) noexcept {
 }
 
 // Every request malloc_impl's inline path does not take: a geometry with
-// headers or coarse classes (inline_fine 0), the page classes above 1 KiB,
+// headers or coarse classes (inline_limit 0), the page classes above 1 KiB,
 // large, huge and impossible.
 void *malloc_other(std::size_t n) noexcept {
   Heap *h = t_heap;
