@@ -46,36 +46,18 @@ Tables make_tables(std::size_t fixed) {
   return t;
 }
 
-// An object is its bytes alone (most are smaller than a tb::Obj): the slot
-// keeps its size and value beside it, every byte holds the value's low
-// byte, and the free checks the first and last.
-struct Slot {
-  unsigned char *p = nullptr;
-  std::uint32_t size = 0;
-  std::uint64_t value = 0;
-};
-
-std::uint64_t release(Slot &s) {
-  if (!s.p) return 0;
-  const auto b = static_cast<unsigned char>(s.value);
-  std::uint64_t add = s.value;
-  if (s.p[0] != b || s.p[s.size - 1] != b) add ^= 0xdeadbeefull;  // shows up as a wrong checksum
-  std::free(s.p);
-  s.p = nullptr;
-  return add;
-}
-
 void work(int id, long steps, const Tables &t, tb::Tally &tally) {
-  std::vector<Slot> set(kWorkingSet);
+  // Objects are bare (most are smaller than a tb::Obj), every byte written.
+  std::vector<tb::BareSlot> set(kWorkingSet);
   std::uint64_t made = 0, freed = 0;
   const std::uint64_t seed = 7000 + static_cast<std::uint64_t>(id);
   std::size_t oi = 0, si = 0;
   for (long i = 0; i < steps; ++i) {
-    Slot &s = set[t.offset[oi]];
+    tb::BareSlot &s = set[t.offset[oi]];
     oi = oi + 1 == t.offset.size() ? 0 : oi + 1;
     const std::uint32_t size = t.size[si];
     si = si + 1 == t.size.size() ? 0 : si + 1;
-    freed += release(s);
+    freed += tb::release(s);
     s.p = static_cast<unsigned char *>(std::malloc(size));
     if (!s.p) {
       std::fprintf(stderr, "out of memory (%u bytes)\n", size);
@@ -86,7 +68,7 @@ void work(int id, long steps, const Tables &t, tb::Tally &tally) {
     std::memset(s.p, static_cast<unsigned char>(s.value), size);
     made += s.value;
   }
-  for (Slot &s : set) freed += release(s);
+  for (tb::BareSlot &s : set) freed += tb::release(s);
   tally.add(made, freed, steps);
 }
 

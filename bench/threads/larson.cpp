@@ -27,17 +27,9 @@ constexpr std::uint32_t kSlots = 5000;
 constexpr std::uint32_t kMinSize = 8, kMaxSize = 1000;  // sizes kMinSize .. kMaxSize - 1
 constexpr long kLife = 500000;                           // steps of one thread
 
-// An object is its bytes alone: the array keeps its size and value beside
-// it; its first and last bytes hold the value's low byte.
-struct Slot {
-  unsigned char *p = nullptr;
-  std::uint32_t size = 0;
-  std::uint64_t value = 0;
-};
-
 struct Chain {
   Chain(std::uint64_t seed, long lives, long life) : rng(seed), seed(seed), lives(lives), life(life) {}
-  std::vector<Slot> slot = std::vector<Slot>(kSlots);
+  std::vector<tb::BareSlot> slot = std::vector<tb::BareSlot>(kSlots);  // objects are bare bytes
   tb::Rng rng;
   std::uint64_t seed;
   std::uint64_t made_n = 0;  // allocations so far: the index of the next value
@@ -51,17 +43,7 @@ struct Done {
   int left = 0;
 };
 
-std::uint64_t release(Slot &s) {
-  if (!s.p) return 0;
-  const auto b = static_cast<unsigned char>(s.value);
-  std::uint64_t add = s.value;
-  if (s.p[0] != b || s.p[s.size - 1] != b) add ^= 0xdeadbeefull;  // shows up as a wrong checksum
-  std::free(s.p);
-  s.p = nullptr;
-  return add;
-}
-
-void fill(Chain &c, Slot &s) {
+void fill(Chain &c, tb::BareSlot &s) {
   const std::uint32_t size = kMinSize + c.rng.below(kMaxSize - kMinSize);
   s.p = static_cast<unsigned char *>(std::malloc(size));
   if (!s.p) {
@@ -77,8 +59,8 @@ void fill(Chain &c, Slot &s) {
 
 void worker(Chain *c, Done *d) {
   for (long i = 0; i < c->life; ++i) {
-    Slot &s = c->slot[c->rng.below(kSlots)];
-    c->freed += release(s);
+    tb::BareSlot &s = c->slot[c->rng.below(kSlots)];
+    c->freed += tb::release(s);
     fill(*c, s);
   }
   if (--c->lives > 0) {
@@ -103,12 +85,12 @@ int main(int argc, char **argv) {
   // Main's warm-up: every slot filled, the arrays shuffled, then four
   // replacements a slot at random.
   for (Chain *c : chains)
-    for (Slot &s : c->slot) fill(*c, s);
+    for (tb::BareSlot &s : c->slot) fill(*c, s);
   for (Chain *c : chains) {
     for (std::uint32_t i = kSlots; i > 1; --i) std::swap(c->slot[i - 1], c->slot[c->rng.below(i)]);
     for (std::uint32_t i = 0; i < 4 * kSlots; ++i) {
-      Slot &s = c->slot[c->rng.below(kSlots)];
-      c->freed += release(s);
+      tb::BareSlot &s = c->slot[c->rng.below(kSlots)];
+      c->freed += tb::release(s);
       fill(*c, s);
     }
   }
@@ -121,7 +103,7 @@ int main(int argc, char **argv) {
   }
   tb::Tally t;
   for (Chain *c : chains) {
-    for (Slot &s : c->slot) c->freed += release(s);
+    for (tb::BareSlot &s : c->slot) c->freed += tb::release(s);
     t.add(c->made, c->freed, lives * life);
     delete c;
   }
