@@ -128,6 +128,27 @@ inline std::uint64_t take(Obj *o) {
   return add;
 }
 
+// An object that is its bytes alone (glibc_thread, larson: sizes from 4 or
+// 8 bytes, smaller than an Obj): its slot keeps its size and value beside
+// it, and its first and last bytes hold the value's low byte.
+struct BareSlot {
+  unsigned char *p = nullptr;
+  std::uint32_t size = 0;
+  std::uint64_t value = 0;
+};
+
+// Checks the slot's object's first and last bytes and frees it; returns
+// what it adds to the checksum (0 for an empty slot).
+inline std::uint64_t release(BareSlot &s) {
+  if (!s.p) return 0;
+  const auto b = static_cast<unsigned char>(s.value);
+  std::uint64_t add = s.value;
+  if (s.p[0] != b || s.p[s.size - 1] != b) add ^= 0xdeadbeefull;  // shows up as a wrong checksum
+  std::free(s.p);
+  s.p = nullptr;
+  return add;
+}
+
 inline std::uint64_t value_of(std::uint64_t seed, std::uint64_t i) {
   std::uint64_t h = seed * 0x9e3779b97f4a7c15ull + i;
   h ^= h >> 31;

@@ -1,10 +1,21 @@
-// larson — a server simulation after Larson and Krishnan's benchmark, as the
-// allocator papers describe it: each worker owns an array of slots holding
-// objects of random sizes; it repeatedly frees the object in a random slot
-// and allocates a replacement. Work goes in rounds: at the end of a round the
-// workers exit and each array is handed to a newly created thread (a
-// different one than last time), so most objects are freed by a thread other
-// than the one that allocated them, and thread heaps keep being abandoned.
+// larson — Larson and Krishnan's server simulation, with the shape the public
+// allocator benchmark suite gives it (`larson 5 8 1000 5000 100 4141 N`):
+// each of N workers owns an array of 5000 slots holding objects of 8..999
+// bytes; a step frees the object in a random slot and allocates one of a
+// random size there, writing its first bytes. Main fills every array first
+// (and replaces four times as many objects at random, shuffled), so the
+// workers' first frees are of main's objects. A worker lives for 500,000
+// steps (the suite's 100 rounds of 5000); then it starts its successor,
+// which carries on with the same array, and exits: the successor frees what
+// its predecessor allocated while that thread exits, and every heap of an
+// exited thread is found again by a thread created later.
+//
+// What a smaller version leaves out: 5000 live objects a thread spread
+// over every class up to 1 KiB (about 80 a class, several blocks each in an
+// allocator with small blocks, so frees land in blocks of every state), and
+// threads that are born while their predecessor still runs.
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -12,55 +23,89 @@
 
 namespace {
 
-constexpr int kSlots = 1000;
-constexpr std::size_t kMinSize = 8, kMaxSize = 1000;
+constexpr std::uint32_t kSlots = 5000;
+constexpr std::uint32_t kMinSize = 8, kMaxSize = 1000;  // sizes kMinSize .. kMaxSize - 1
+constexpr long kLife = 500000;                           // steps of one thread
 
-struct SlotArray {
-  explicit SlotArray(std::uint64_t seed) : rng(seed), seed(seed) {}
+struct Chain {
+  Chain(std::uint64_t seed, long lives, long life) : rng(seed), seed(seed), lives(lives), life(life) {}
+  std::vector<tb::BareSlot> slot = std::vector<tb::BareSlot>(kSlots);  // objects are bare bytes
   tb::Rng rng;
   std::uint64_t seed;
-  std::uint64_t made = 0;  // allocations so far: the index of the next value
-  tb::Obj *slot[kSlots] = {};
+  std::uint64_t made_n = 0;  // allocations so far: the index of the next value
+  std::uint64_t made = 0, freed = 0;
+  long lives, life;
 };
 
-void work(SlotArray &a, long steps, tb::Tally &t) {
-  std::uint64_t made = 0, freed = 0;
-  for (long i = 0; i < steps; ++i) {
-    const std::uint32_t s = a.rng.below(kSlots);
-    if (a.slot[s]) freed += tb::take(a.slot[s]);
-    const std::uint64_t v = tb::value_of(a.seed, a.made++);
-    a.slot[s] = tb::make(a.rng.range(kMinSize, kMaxSize), v);
-    made += v;
+struct Done {
+  std::mutex m;
+  std::condition_variable cv;
+  int left = 0;
+};
+
+void fill(Chain &c, tb::BareSlot &s) {
+  const std::uint32_t size = kMinSize + c.rng.below(kMaxSize - kMinSize);
+  s.p = static_cast<unsigned char *>(std::malloc(size));
+  if (!s.p) {
+    std::fprintf(stderr, "out of memory (%u bytes)\n", size);
+    std::exit(1);
   }
-  t.add(made, freed, steps);
+  s.size = size;
+  s.value = tb::value_of(c.seed, c.made_n++);
+  s.p[0] = static_cast<unsigned char>(s.value);
+  s.p[size - 1] = static_cast<unsigned char>(s.value);
+  c.made += s.value;
+}
+
+void worker(Chain *c, Done *d) {
+  for (long i = 0; i < c->life; ++i) {
+    tb::BareSlot &s = c->slot[c->rng.below(kSlots)];
+    c->freed += tb::release(s);
+    fill(*c, s);
+  }
+  if (--c->lives > 0) {
+    std::thread(worker, c, d).detach();  // the successor starts before this thread exits
+    return;
+  }
+  std::lock_guard<std::mutex> lock(d->m);
+  if (--d->left == 0) d->cv.notify_all();
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
   const tb::Args a = tb::parse(argc, argv,
-                               "larson-style server simulation: slot arrays of random-size objects (8..1000 B), "
-                               "handed to new threads every round");
-  const int rounds = 20;
-  const long steps = tb::scaled(a, 16000000.0 / a.threads / rounds, 10);  // per thread per round
-  std::vector<SlotArray *> arrays;
-  for (int i = 0; i < a.threads; ++i) arrays.push_back(new SlotArray(1000 + static_cast<std::uint64_t>(i)));
-  tb::Tally t;
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<std::thread> ws;
-    for (int i = 0; i < a.threads; ++i) {
-      // round r hands array i to worker (i + r) mod threads: a fresh thread each time
-      SlotArray &arr = *arrays[static_cast<std::size_t>((i + r) % a.threads)];
-      ws.emplace_back([&arr, steps, &t] { work(arr, steps, t); });
+                               "larson server simulation: 5000 slots of 8..999 B a thread, each thread "
+                               "replaced by a new one every 500,000 steps");
+  const long total = tb::scaled(a, 16000000.0 / a.threads, 10);  // steps a chain takes, all lives
+  const long life = total < kLife ? total : kLife;
+  const long lives = total / life;
+  std::vector<Chain *> chains;
+  for (int i = 0; i < a.threads; ++i) chains.push_back(new Chain(4141 + static_cast<std::uint64_t>(i), lives, life));
+  // Main's warm-up: every slot filled, the arrays shuffled, then four
+  // replacements a slot at random.
+  for (Chain *c : chains)
+    for (tb::BareSlot &s : c->slot) fill(*c, s);
+  for (Chain *c : chains) {
+    for (std::uint32_t i = kSlots; i > 1; --i) std::swap(c->slot[i - 1], c->slot[c->rng.below(i)]);
+    for (std::uint32_t i = 0; i < 4 * kSlots; ++i) {
+      tb::BareSlot &s = c->slot[c->rng.below(kSlots)];
+      c->freed += tb::release(s);
+      fill(*c, s);
     }
-    for (auto &w : ws) w.join();
   }
-  std::uint64_t freed = 0;
-  for (SlotArray *arr : arrays) {
-    for (tb::Obj *&o : arr->slot)
-      if (o) freed += tb::take(o);
-    delete arr;
+  Done done;
+  done.left = a.threads;
+  for (Chain *c : chains) std::thread(worker, c, &done).detach();
+  {
+    std::unique_lock<std::mutex> lock(done.m);
+    done.cv.wait(lock, [&] { return done.left == 0; });
   }
-  t.freed += freed;
+  tb::Tally t;
+  for (Chain *c : chains) {
+    for (tb::BareSlot &s : c->slot) c->freed += tb::release(s);
+    t.add(c->made, c->freed, lives * life);
+    delete c;
+  }
   return tb::finish("larson", t);
 }
