@@ -15,9 +15,13 @@ API::
     record_problems(doc) -> list[str]     # why DOC's record cannot be cited: no commit, a changed tree
     record_line(doc) / allocators_line(doc) -> str   # the report's lines on where the run came from
     read_bench(path, fmt) -> dict         # FILE.json (or FILE.json.gz), or the KIND.json of a directory
-    write_bench(path, doc)                # DOC as the bench's JSON, with fmt's format_version in it
+    write_bench(path, doc, fmt)           # DOC as the bench's JSON, with fmt's format_version in it
+    rerender(path, fmt, render, output=None) -> str   # render(read_bench(path)), into OUTPUT/KIND.md too
     bench_kind(dir) -> str | None         # KIND when DIR holds a kept bench run (and nothing else)
-    keep_bench(out, kind, rendered, dest) -> list[str]   # OUT's run kept in DEST (LabError: see there)
+    keep_bench(out, fmt, render, dest) -> list[str]   # OUT's run kept in DEST (LabError: see there)
+
+Here fmt is the bench's Format (its `what` is KIND) and render turns the bench's JSON into its
+Markdown report.
 """
 
 from __future__ import annotations
@@ -93,6 +97,17 @@ def write_bench(path: str, doc: dict, fmt: Format) -> str:
     return write_json(path, {"format_version": fmt.version, **doc}, indent=1)
 
 
+def rerender(path: str, fmt: Format, render, output: str | None = None) -> str:
+    """The report RENDER gives the bench JSON at PATH (read_bench), from that JSON alone; written
+    to OUTPUT/KIND.md as well when OUTPUT is given."""
+    text = render(read_bench(path, fmt))
+    if output:
+        os.makedirs(output, exist_ok=True)
+        with open(os.path.join(output, fmt.what + MD), "w", encoding="utf-8") as f:
+            f.write(text)
+    return text
+
+
 def bench_kind(path: str) -> str | None:
     """KIND when the directory PATH is a kept bench run: KIND.json.gz and KIND.md, nothing else."""
     try:
@@ -105,15 +120,17 @@ def bench_kind(path: str) -> str | None:
     return kind if names[1] == kind + MD else None
 
 
-def keep_bench(out: str, kind: str, rendered: str, dest: str) -> list[str]:
+def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
     """Keep the bench run written to OUT (OUT/KIND.json and OUT/KIND.md) in DEST (docs/runs/NAME):
-    KIND.json compressed and KIND.md; DEST holds nothing else afterwards. RENDERED is what the
-    bench renders from OUT/KIND.json now. LabError, and DEST untouched, unless RENDERED is
-    OUT/KIND.md exactly (a kept run must re-render to what it says) and the run's record names a
-    commit with no changes beside it; the kept files' paths."""
+    KIND.json compressed and KIND.md; DEST holds nothing else afterwards. LabError, and DEST
+    untouched, unless RENDER makes OUT/KIND.md exactly from OUT/KIND.json now (a kept run must
+    re-render to what it says) and the run's record names a commit with no changes beside it;
+    the kept files' paths."""
+    kind = fmt.what
     src, md = os.path.join(out, kind + JSON), os.path.join(out, kind + MD)
     if not os.path.exists(src) or not os.path.exists(md):
         raise LabError(f"{out!r} is not a {kind} run's directory (no {kind}{JSON} and {kind}{MD})")
+    rendered = rerender(src, fmt, render)
     with open(md, encoding="utf-8") as f:
         if f.read() != rendered:
             raise LabError(f"{md!r} is not what {kind}{JSON} renders now: render it again "

@@ -14,6 +14,7 @@ from alloclab.core.results import kept
 from alloclab.core.results.files import Format
 
 FMT = Format("corpus", 2, reads=(1, 2))
+REPORT = lambda doc: "report\n"  # noqa: E731 (what the bench renders from any run here)
 GOOD = {"commit": "0123456789abcdef0123456789abcdef01234567", "changed": False}
 
 
@@ -90,13 +91,13 @@ def test_keeping_a_run_stores_its_json_compressed_and_its_report(tmp_path):
     dest = tmp_path / "runs" / "NAME"
     dest.mkdir(parents=True)
     (dest / "stale.txt").write_text("from before")
-    files = kept.keep_bench(out, "corpus", "report\n", str(dest))
+    files = kept.keep_bench(out, FMT, REPORT, str(dest))
     assert sorted(os.listdir(dest)) == ["corpus.json.gz", "corpus.md"] and len(files) == 2
     assert kept.bench_kind(str(dest)) == "corpus"
     assert kept.read_bench(str(dest), FMT)["rounds"] == 3
     assert (dest / "corpus.md").read_text() == "report\n"
     first = (dest / "corpus.json.gz").read_bytes()
-    kept.keep_bench(out, "corpus", "report\n", str(dest))
+    kept.keep_bench(out, FMT, REPORT, str(dest))
     assert (dest / "corpus.json.gz").read_bytes() == first  # no name or time in the gzip header
 
 
@@ -106,12 +107,12 @@ def test_a_run_is_not_kept_unless_it_re_renders_to_its_report_from_a_committed_t
     (dest / "keep.txt").write_text("untouched")
     out = _run(tmp_path / "out", {"record": GOOD})
     with pytest.raises(LabError, match="not what corpus.json renders"):
-        kept.keep_bench(out, "corpus", "another report\n", str(dest))
+        kept.keep_bench(out, FMT, lambda doc: "another report\n", str(dest))
     out = _run(tmp_path / "changed", {"record": dict(GOOD, changed=True)})
     with pytest.raises(LabError, match="cannot be kept: its tree had changes"):
-        kept.keep_bench(out, "corpus", "report\n", str(dest))
+        kept.keep_bench(out, FMT, REPORT, str(dest))
     with pytest.raises(LabError, match="not a corpus run's directory"):
-        kept.keep_bench(str(tmp_path), "corpus", "report\n", str(dest))
+        kept.keep_bench(str(tmp_path), FMT, REPORT, str(dest))
     assert os.listdir(dest) == ["keep.txt"]
 
 
@@ -128,3 +129,11 @@ def test_a_kept_bench_run_is_its_json_and_its_report_and_nothing_else(tmp_path):
     os.rename(d / "originals.md", d / "corpus.md")
     assert kept.bench_kind(str(d)) is None
     assert kept.bench_kind(str(tmp_path / "missing")) is None
+
+
+def test_a_run_is_rendered_again_from_its_json_alone(tmp_path):
+    out = _run(tmp_path / "out", {"record": GOOD, "rounds": 3}, md="stale\n")
+    text = kept.rerender(out, FMT, lambda doc: f"{doc['rounds']} rounds\n", str(tmp_path / "again"))
+    assert text == "3 rounds\n" and (tmp_path / "again" / "corpus.md").read_text() == text
+    assert (tmp_path / "out" / "corpus.md").read_text() == "stale\n"  # nothing written without OUTPUT
+    assert kept.rerender(out, FMT, lambda doc: "x") == "x"
