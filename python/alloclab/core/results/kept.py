@@ -68,7 +68,8 @@ def record_line(doc: dict) -> str:
     if load.get("others_share") is None:
         return line + "; the machine's load could not be read"
     return (line + f"; {'busy' if load.get('busy') else 'quiet'}: other processes used "
-            f"{load['others_share']:.0%} of the {load.get('cpus')} CPUs' time, {load.get('steal_share') or 0:.0%} stolen")
+            f"{load['others_share']:.0%} of the {load.get('cpus')} CPUs' time, "
+            f"{load.get('steal_share') or 0:.0%} stolen")
 
 
 def allocators_line(doc: dict) -> str:
