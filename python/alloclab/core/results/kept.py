@@ -131,12 +131,13 @@ def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
     src, md = os.path.join(out, kind + JSON), os.path.join(out, kind + MD)
     if not os.path.exists(src) or not os.path.exists(md):
         raise LabError(f"{out!r} is not a {kind} run's directory (no {kind}{JSON} and {kind}{MD})")
-    rendered = rerender(src, fmt, render)
+    doc = read_bench(src, fmt)
+    rendered = render(doc)
     with open(md, encoding="utf-8") as f:
         if f.read() != rendered:
             raise LabError(f"{md!r} is not what {kind}{JSON} renders now: render it again "
                            f"(--report) or run the bench again")
-    problems = record_problems(load_json(src, f"{kind} run"))
+    problems = record_problems(doc)
     if problems:
         raise LabError(f"{out!r} cannot be kept: " + "; ".join(problems))
     if os.path.exists(dest):
