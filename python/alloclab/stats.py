@@ -275,6 +275,12 @@ class PairedRatio:
         """The interval excludes 1: the one rule compare and the ablation judge by."""
         return self.high < 1.0 or self.low > 1.0
 
+    @property
+    def standing(self) -> str:
+        """Where the numerator stands against the denominator: "first" (the interval lies below 1),
+        "behind" (above 1) or "tied" (it holds 1)."""
+        return "first" if self.high < 1.0 else "behind" if self.low > 1.0 else "tied"
+
 
 def paired_ratio(ratios: Iterable, level: float = 0.95) -> PairedRatio | None:
     """The geometric mean of paired ratios with its confidence interval and p.

@@ -1,9 +1,12 @@
-"""Kept runs (docs/runs/NAME/): the study runs docs/results.md cites, kept compressed in the
-repository. Re-rendering one recomputes its tables and verdicts from its results.csv and the
-instruments' measurements in its findings.json, and must give exactly what the run wrote; the
-page's quoted tables must be what the kept run renders."""
+"""Kept runs (docs/runs/NAME/): the runs docs/results.md cites, kept compressed in the
+repository — study runs, and runs of the benches that can be kept (bench/corpus,
+bench/threads/originals). Re-rendering a study run recomputes its tables and verdicts from its
+results.csv and the instruments' measurements in its findings.json, and must give exactly what
+the run wrote; re-rendering a bench run recomputes its report from the times in its JSON and must
+give its .md exactly; the page's quoted tables must be what the kept run renders."""
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -11,9 +14,12 @@ import shutil
 import pytest
 
 from alloclab.core.results.files import compress, load_json
+from alloclab.core.results.kept import bench_kind, read_bench, record_problems
 from alloclab.core.results.findings import read_findings
 from alloclab.experiments.study.outputs import KEPT, rerender
 from alloclab.experiments.study.text import kept_blocks
+
+from bench import synthetic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNS = os.path.join(ROOT, "docs", "runs")
@@ -97,13 +103,115 @@ def test_re_rendering_recomputes_rather_than_reading_the_kept_verdicts(tmp_path)
     assert load_json(str(tmp_path / "b" / "verdicts.json"), "re-rendered") != kept
 
 
+def _quoted_blocks_match(page: str, runs: str, rendered: dict) -> None:
+    """Every table PAGE quotes between kept-run markers is the block its run renders: a study run
+    re-rendered (RENDERED: name -> its directory), or a bench run in RUNS re-rendered from its JSON."""
+    for name, block, text in BLOCK.findall(page):
+        if name in rendered:
+            want = kept_blocks(read_findings(os.path.join(rendered[name], "findings.json")))
+        else:
+            kind = bench_kind(os.path.join(runs, name))
+            assert kind, f"docs/results.md quotes {name}, which docs/runs does not keep"
+            want = _bench_run_blocks(os.path.join(runs, name))
+        assert block in want, f"no block {block!r} (one of {sorted(want)})"
+        assert text.strip() == want[block].strip(), f"docs/results.md's {name} {block} differs from the run"
+
+
 def test_the_results_page_quotes_kept_runs_as_they_render(rendered):
     with open(RESULTS, encoding="utf-8") as f:
         page = f.read()
-    blocks = BLOCK.findall(page)
-    assert blocks, "docs/results.md quotes no kept run"
-    for name, block, text in blocks:
-        assert name in rendered, f"docs/results.md quotes {name}, which docs/runs does not keep"
-        want = kept_blocks(read_findings(os.path.join(rendered[name], "findings.json")))
-        assert block in want, f"no block {block!r} (one of {sorted(want)})"
-        assert text.strip() == want[block].strip(), f"docs/results.md's {name} {block} differs from the run"
+    assert BLOCK.findall(page), "docs/results.md quotes no kept run"
+    _quoted_blocks_match(page, RUNS, rendered)
+
+
+# ---- kept bench runs: KIND.json.gz (every time measured, and the run's record) and KIND.md
+
+def _bench_runs(runs: str = RUNS) -> list:
+    if not os.path.isdir(runs):
+        return []
+    return sorted(n for n in os.listdir(runs) if bench_kind(os.path.join(runs, n)))
+
+
+def _bench_run_blocks(path: str) -> dict:
+    """Check the kept bench run at PATH — its JSON re-renders to its .md exactly, and its record
+    names a commit with no changes — and return the blocks docs/results.md may quote from it."""
+    kind = bench_kind(path)
+    assert kind in synthetic.BENCHES, f"{path}: no bench keeps {kind!r} runs"
+    mod = synthetic.bench(kind)
+    doc = read_bench(path, mod.FORMAT)
+    with open(os.path.join(path, kind + ".md"), encoding="utf-8") as f:
+        assert mod.render_doc(doc) == f.read(), f"{path}: {kind}.json.gz does not re-render to {kind}.md"
+    assert record_problems(doc) == [], f"{path}: {record_problems(doc)}"
+    assert re.fullmatch(r"[0-9a-f]{40}", doc["record"]["commit"]) and doc["record"]["changed"] is False
+    assert doc["machine"]["load"] and doc["allocator_info"], f"{path}: no machine load or allocators"
+    return mod.blocks(doc)
+
+
+def test_every_directory_of_docs_runs_is_a_kept_run():
+    assert sorted(_kept() + _bench_runs()) == sorted(os.listdir(RUNS))
+
+
+def test_each_kept_bench_run_re_renders_exactly_and_came_from_a_committed_tree():
+    """Over every kept bench run there is (none yet is no failure: the checks' own test is below)."""
+    for name in _bench_runs():
+        assert _bench_run_blocks(os.path.join(RUNS, name)), f"{name} renders no table to quote"
+
+
+def _keep_by_hand(doc: dict, kind: str, dest, md: str | None = None) -> str:
+    """A kept run of KIND made in DEST without keep_bench's checks, so that a broken one can be made."""
+    os.makedirs(dest, exist_ok=True)
+    plain = os.path.join(os.path.dirname(str(dest)), f"{os.path.basename(str(dest))}-{kind}.json")
+    with open(plain, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    compress(plain, os.path.join(dest, kind + ".json.gz"))
+    with open(os.path.join(dest, kind + ".md"), "w", encoding="utf-8") as f:
+        f.write(synthetic.bench(kind).render_doc(doc) if md is None else md)
+    return str(dest)
+
+
+@pytest.mark.parametrize("kind", list(synthetic.BENCHES))
+def test_the_checks_of_kept_bench_runs_pass_a_good_one_and_fail_a_broken_one(tmp_path, kind):
+    doc = synthetic.DOCS[kind]()
+    runs = tmp_path / "runs"
+    good = _keep_by_hand(doc, kind, runs / "good")
+    blocks = _bench_run_blocks(good)
+    assert "vam" in blocks
+    # a page quoting the run as it renders passes; one block changed by a digit fails
+    quote = f"<!-- kept-run good vam -->\n{blocks['vam']}\n<!-- /kept-run -->"
+    _quoted_blocks_match(f"text\n{quote}\nmore\n", str(runs), {})
+    wrong = quote.replace("0.", "9.", 1)
+    assert wrong != quote
+    with pytest.raises(AssertionError, match="differs from the run"):
+        _quoted_blocks_match(wrong, str(runs), {})
+    with pytest.raises(AssertionError, match="does not keep"):
+        _quoted_blocks_match(quote.replace("good", "absent"), str(runs), {})
+    # a kept .md that is not what the JSON renders
+    text = synthetic.bench(kind).render_doc(doc)
+    bad = _keep_by_hand(doc, kind, runs / "edited", md=text.replace("0.", "9.", 1))
+    with pytest.raises(AssertionError, match="does not re-render"):
+        _bench_run_blocks(bad)
+    # a run from a tree with changes, or from no commit
+    for record in (dict(doc["record"], changed=True), dict(doc["record"], commit=None)):
+        bad = _keep_by_hand(dict(doc, record=record), kind, runs / f"tree-{record['changed']}")
+        with pytest.raises(AssertionError, match="commit|changes"):
+            _bench_run_blocks(bad)
+
+
+@pytest.mark.parametrize("kind", list(synthetic.BENCHES))
+def test_re_rendering_a_kept_bench_run_recomputes_rather_than_echoes(tmp_path, kind):
+    """One time changed in a copy of the kept JSON: the re-render follows it, so the kept .md
+    no longer matches and the check fails."""
+    doc = synthetic.DOCS[kind]()
+    good = _keep_by_hand(doc, kind, tmp_path / "good")
+    with gzip.open(os.path.join(good, kind + ".json.gz"), "rt") as f:
+        copy = json.load(f)
+    if kind == "corpus":
+        copy["programs"]["jq"]["times"]["vam"][0][1] *= 0.5
+    else:
+        copy["runs"][-1]["score"] *= 0.5
+    mod = synthetic.bench(kind)
+    assert mod.render_doc(copy) != mod.render_doc(doc)
+    assert mod.blocks(copy)["vam"] != mod.blocks(doc)["vam"]
+    changed = _keep_by_hand(copy, kind, tmp_path / "changed", md=mod.render_doc(doc))
+    with pytest.raises(AssertionError, match="does not re-render"):
+        _bench_run_blocks(changed)

@@ -37,6 +37,13 @@ def test_paired_ratio_is_a_t_interval_of_the_log_ratios():
     assert stats.paired_ratio([]) is None and stats.paired_ratio([float("nan"), 0.0]) is None
 
 
+def test_a_paired_ratios_standing_is_where_its_interval_lies_against_one():
+    assert stats.paired_ratio([0.90, 0.92, 0.88]).standing == "first"
+    assert stats.paired_ratio([1.10, 1.12, 1.08]).standing == "behind"
+    assert stats.paired_ratio([0.9, 1.1, 1.0]).standing == "tied"
+    assert stats.paired_ratio([0.5]).standing == "tied"  # one round: (0, inf) holds 1
+
+
 def test_the_median_interval_holds_the_median_as_often_as_it_says():
     """Coverage by simulation: skewed draws, the true median known."""
     import random

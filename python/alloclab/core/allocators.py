@@ -80,6 +80,14 @@ class Allocator:
     version: str
     env: tuple = ()
 
+    def info(self) -> dict:
+        """What a result records of the allocator: its name, version and library (and the
+        variables a variant sets)."""
+        out = {"name": self.name, "version": self.version, "path": self.path}
+        if self.env:
+            out["env"] = [f"{k}={v}" for k, v in self.env]
+        return out
+
     @property
     def preload(self) -> list[str]:
         return [self.path] if self.path else []
@@ -219,7 +227,15 @@ def _version_of(path: str) -> str:
     if v:
         return v
     m = re.search(r"\.so\.([\d.]+)$", os.path.realpath(path))
-    return m.group(1) if m else "unknown"
+    if m:
+        return m.group(1)
+    return _build_version(path) if os.path.basename(path).startswith("libvam") else "unknown"
+
+
+def _build_version(path: str) -> str:
+    """A libvam built here has no package: its version is when it was built."""
+    built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(os.stat(path).st_mtime))
+    return f"alloclab build of {built} UTC"
 
 
 def glibc_version() -> str:
@@ -263,9 +279,7 @@ def find(name: str) -> Allocator:
         twin = low.split("-", 1)[1] if "-" in low else ""
         p = vam_library(twin)
         if p:
-            st = os.stat(p)
-            built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(st.st_mtime))
-            return Allocator(low, p, f"alloclab build of {built} UTC")
+            return Allocator(low, p, _build_version(p))
         raise NotInstalled(f"allocator {low!r} is not built: {os.path.basename(_twin_name(twin))} not found "
                            f"({paths.describe()})")
     if "/" in key or key.endswith(".so") or ".so." in key:
@@ -287,7 +301,8 @@ def from_build(found: list[Allocator], text: str | None, libvam: str) -> list[Al
     named = {t.strip().lower().split("@")[0] for t in text.split(",")} if text else {"vam"}
     if "vam" not in named or not os.path.exists(libvam):
         return list(found)
-    return [dataclasses.replace(a, path=libvam) if a.name.split("@")[0] == "vam" else a for a in found]
+    return [dataclasses.replace(a, path=libvam, version=_build_version(libvam)) if a.name.split("@")[0] == "vam"
+            else a for a in found]
 
 
 def available(names=None, missing: list | None = None) -> list[Allocator]:

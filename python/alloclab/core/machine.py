@@ -5,6 +5,8 @@ API::
     machine_info() -> dict     # hostname, kernel, machine, cpus, python, cpu, memory_kb
     utc() -> str               # now, "2026-01-01T00:00:00Z"
     source(root) -> dict       # the tree a run was made from: commit, whether it had changes
+    record(command, started) -> dict   # source() of this checkout, the command line, start and end
+    during(load) -> dict       # machine_info() with the load a run measured (core.load.Load)
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import platform
 
 from alloclab import __version__
-from alloclab.core import runner
+from alloclab.core import paths, runner
 
 
 def machine_info() -> dict:
@@ -50,3 +52,15 @@ def source(root: str) -> dict:
         status = runner.output(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"])
         out["changed"] = None if status is None else bool(status.strip())
     return out
+
+
+def record(command: list, started: str) -> dict:
+    """Where a run came from, as every kept run records it (`record`): the tree (source() of the
+    checkout this alloclab runs from), the command line, when the run started (STARTED, from
+    utc()) and when it finished (now): what a reader needs to obtain the run again."""
+    return {**source(paths.SOURCE_ROOT), "command": list(command), "started": started, "finished": utc()}
+
+
+def during(load) -> dict:
+    """The machine a run was made on with how busy it was meanwhile (LOAD: a core.load.Load)."""
+    return {**machine_info(), "load": load.as_dict()}

@@ -20,6 +20,7 @@ from alloclab import stats
 from alloclab.core import allocators
 
 from conftest import ROOT  # noqa: E402
+from bench import synthetic  # noqa: E402
 BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
 BENCH = os.path.join(ROOT, "bench", "corpus")
 LIBVAM = os.path.join(BUILD, "src", "vam", "libvam.so")
@@ -43,9 +44,11 @@ def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
     assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
     doc = json.loads((out / "corpus.json").read_text())
     # every allocator found, glibc (the baseline) first; vam from the build tree
-    names = list(doc["allocators"])
-    assert names[0] == "glibc" and doc["allocators"]["vam"]["path"] == LIBVAM
+    names = [a["name"] for a in doc["allocator_info"]]
+    assert names[0] == "glibc" and doc["allocator_info"][names.index("vam")]["path"] == LIBVAM
     assert names == [a.name for a in allocators.available()]
+    # where the run came from, as a study records it
+    assert doc["record"]["command"][:2] == ["bench/corpus", "--size"] and doc["machine"]["load"]
     # the missing programs: named with their package, no row, no number
     assert set(doc["skipped"]) == {"jq", "lua5.4"}
     assert "not installed (Debian package jq)" in doc["skipped"]["jq"]
@@ -53,7 +56,9 @@ def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
     assert set(doc["programs"]) == {"sort"} and doc["problems"] == []
     md = (out / "corpus.md").read_text()
     assert "Skipped: jq (" in md and "lua5.4 (" in md
-    rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| program")]
+    assert _bench_module().render_doc(doc) == md  # the JSON alone gives the report again
+    table = md.split("\n\n")[1]  # the first table: each allocator's time over glibc's
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| program")]
     assert [r.split("|")[1].strip() for r in rows] == ["sort"]
     # the row is the compare's own runs: vam's time over glibc's in the one round
     summary = json.loads((out / "runs" / "sort" / "summary.json").read_text())
@@ -106,3 +111,67 @@ def test_each_programs_generated_input_is_work_not_an_error(name, tmp_path):
         assert cp.stdout.strip(), cp.stderr[-2000:]
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert again.stdout == cp.stdout  # the same input, the same output: compare checks it across allocators
+
+
+# ---- the report from the JSON alone (made-up times: nothing here is measured)
+
+def test_the_report_is_computed_again_from_the_times_alone():
+    mod = _bench_module()
+    doc = synthetic.corpus_doc()
+    md = mod.render_doc(doc)
+    jq = {a: [t for _, t in ts] for a, ts in doc["programs"]["jq"]["times"].items()}
+    pr = stats.paired_ratio(v / g for v, g in zip(jq["vam"], jq["glibc"]))
+    assert f"| jq | {stats.median(jq['glibc']):.3f} |" in md and f"{pr.geomean:.3f} [{pr.low:.3f}–{pr.high:.3f}]" in md
+    # vam over the best peer: mimalloc on jq (behind in every round), glibc on sort
+    vam = mod.blocks(doc)["vam"]
+    best = stats.paired_ratio(v / m for v, m in zip(jq["vam"], jq["mimalloc"]))
+    assert f"| jq | mimalloc | {best.geomean:.3f} [{best.low:.3f}–{best.high:.3f}] behind |" in vam
+    assert "| sort | glibc |" in vam and "| geometric mean | mimalloc |" in vam
+    assert all(b in md for b in mod.blocks(doc).values())
+    assert "Run: commit 0123456789abcdef" in md and "Skipped: git (" in md and "- jq: `/usr/bin/jq jq.txt`" in md
+    # one time changed: the report follows it
+    doc["programs"]["jq"]["times"]["vam"][1][1] = 0.5
+    assert mod.render_doc(doc) != md and mod.blocks(doc)["vam"] != vam
+    # without vam there is no vam table; without glibc's runs a program has no row
+    doc["allocator_info"] = doc["allocator_info"][:2]
+    for p in doc["programs"].values():
+        del p["times"]["vam"]
+    assert set(mod.blocks(doc)) == {"glibc"}
+    del doc["programs"]["jq"]["times"]["glibc"]
+    assert "| jq |" not in mod.render_doc(doc)
+
+
+def _corpus_run(tmp_path, doc, md=None):
+    out = tmp_path / "out"
+    out.mkdir(parents=True)
+    (out / "corpus.json").write_text(json.dumps(doc))
+    (out / "corpus.md").write_text(_bench_module().render_doc(doc) if md is None else md)
+    return out
+
+
+def test_report_renders_a_run_again_and_keep_keeps_it(tmp_path, capsys):
+    mod = _bench_module()
+    out = _corpus_run(tmp_path, synthetic.corpus_doc())
+    want = (out / "corpus.md").read_text()
+    capsys.readouterr()
+    assert mod.main(["--report", str(out / "corpus.json"), "-o", str(tmp_path / "again")]) == 0
+    assert capsys.readouterr().out == want and (tmp_path / "again" / "corpus.md").read_text() == want
+    dest = tmp_path / "runs" / "NAME"
+    assert mod.main(["--keep", str(dest), str(out)]) == 0
+    assert sorted(os.listdir(dest)) == ["corpus.json.gz", "corpus.md"] and (dest / "corpus.md").read_text() == want
+    for source in (dest, dest / "corpus.json.gz"):  # a kept run re-renders from its directory or its file
+        capsys.readouterr()
+        assert mod.main(["--report", str(source)]) == 0 and capsys.readouterr().out == want
+
+
+def test_keep_refuses_a_run_that_does_not_re_render_or_has_no_clean_commit(tmp_path, capsys):
+    mod = _bench_module()
+    doc = synthetic.corpus_doc()
+    edited = _corpus_run(tmp_path / "a", doc, md="| jq | 1.000 |\n")
+    changed = _corpus_run(tmp_path / "b", dict(doc, record=dict(doc["record"], changed=True)))
+    for out, says in ((edited, "not what corpus.json renders"), (changed, "tree had changes")):
+        assert mod.main(["--keep", str(tmp_path / "dest"), str(out)]) == 2
+        assert says in capsys.readouterr().err and not os.path.exists(tmp_path / "dest")
+    with pytest.raises(SystemExit):
+        mod.main(["--keep", str(tmp_path / "dest")])
+    assert "--keep DEST takes the run's directory" in capsys.readouterr().err

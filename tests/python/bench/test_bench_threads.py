@@ -14,6 +14,8 @@ import sys
 import pytest
 
 from conftest import ROOT  # noqa: E402
+from bench import synthetic  # noqa: E402
+from alloclab import LabError  # noqa: E402
 BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
 RUNNER = os.path.join(ROOT, "bench", "threads", "run")
 BENCHES = ["larson", "rptest", "mstress", "xmalloc", "glibc_thread"]
@@ -190,3 +192,60 @@ def test_originals_refuse_to_run_without_the_suite(tmp_path):
                          "--allocators", "glibc", "-o", str(tmp_path / "o")], capture_output=True, text=True,
                         timeout=30)
     assert cp.returncode == 2 and "not built" in cp.stderr
+
+
+def test_originals_report_and_keep_a_run_from_its_json_alone(tmp_path, capsys):
+    o = originals()
+    doc = synthetic.originals_doc()
+    md = o.render_doc(doc)
+    blocks = o.blocks(doc)
+    assert sorted(blocks) == ["mimalloc", "rss", "times", "vam"] and all(b in md for b in blocks.values())
+    assert "| larson | mimalloc | " in blocks["vam"] and blocks["vam"].endswith(" first |")
+    assert "vam = build/release/src/vam/libvam.so (alloclab build of" in md and "Run: commit 0123456789ab" in md
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "originals.json").write_text(json.dumps(doc))
+    (out / "originals.md").write_text(md)
+    capsys.readouterr()
+    assert o.main(["--report", str(out / "originals.json")]) == 0 and capsys.readouterr().out == md
+    dest = tmp_path / "runs" / "NAME"
+    assert o.main(["--keep", str(dest), str(out)]) == 0
+    assert sorted(os.listdir(dest)) == ["originals.json.gz", "originals.md"]
+    capsys.readouterr()
+    assert o.main(["--report", str(dest)]) == 0 and capsys.readouterr().out == md
+    # one score changed: the report follows it, and the run no longer keeps
+    doc["runs"][-1]["score"] = 40.0
+    assert o.render_doc(doc) != md and o.blocks(doc)["vam"] != blocks["vam"]
+    (out / "originals.json").write_text(json.dumps(doc))
+    assert o.main(["--keep", str(dest), str(out)]) == 2 and "not what originals.json renders" in capsys.readouterr().err
+
+
+def test_originals_still_render_a_run_written_before_runs_kept_a_record(tmp_path, capsys):
+    o = originals()
+    doc = synthetic.originals_doc()
+    for k in ("format_version", "record", "machine", "allocator_info"):
+        del doc[k]
+    doc["allocators"] = [["glibc", [None, []]], ["vam64", ["/x/libvam.so", ["VAM_BLOCK_OBJECTS=64"]]]]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    assert o.main(["--report", str(tmp_path / "old.json")]) == 0
+    text = capsys.readouterr().out
+    assert "Allocators: glibc = the C library; vam64 = /x/libvam.so VAM_BLOCK_OBJECTS=64" in text
+    assert "Run: " not in text
+    (tmp_path / "old.md").write_text(text)
+    os.rename(tmp_path / "old.json", tmp_path / "originals.json")
+    os.rename(tmp_path / "old.md", tmp_path / "originals.md")
+    assert o.main(["--keep", str(tmp_path / "dest"), str(tmp_path)]) == 2  # no record: not to be cited
+    assert "names no commit" in capsys.readouterr().err
+
+
+def test_originals_name_each_allocator_with_its_library_version_and_settings(tmp_path):
+    o = originals()
+    lib = tmp_path / "src" / "vam" / "libvam.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"\x7fELF")
+    got = o.parse_allocators(f"glibc,vam@VAM_X=1,mine={lib}@A=b=c", str(tmp_path))
+    assert [a.name for a in got] == ["glibc", "vam", "mine"]
+    assert got[1].path == str(lib) and got[1].env == (("VAM_X", "1"),) and got[2].env == (("A", "b=c"),)
+    assert got[1].version.startswith("alloclab build of") and got[0].path is None
+    with pytest.raises(LabError, match="vam is not built"):
+        o.parse_allocators("vam", str(tmp_path / "none"))

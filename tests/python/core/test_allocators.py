@@ -26,6 +26,24 @@ def test_a_variant_is_its_allocator_with_variables_set():
             allocators.find(bad)
 
 
+def test_an_allocators_record_is_its_name_version_library_and_variables():
+    assert allocators.find("glibc").info() == {"name": "glibc", "version": allocators.glibc_version(), "path": None}
+    v = allocators.find("glibc@VAM_ORDER=fifo")
+    assert v.info()["env"] == ["VAM_ORDER=fifo"] and v.info()["name"] == "glibc@VAM_ORDER=fifo"
+
+
+def test_vam_taken_from_a_build_tree_is_versioned_by_that_build(tmp_path):
+    lib = tmp_path / "libvam.so"
+    lib.write_bytes(b"\x7fELF")
+    os.utime(lib, (0, 86400 * 365))
+    base = allocators.Allocator("vam", "/elsewhere/libvam.so", "alloclab build of 2026-01-01 00:00 UTC")
+    got = allocators.from_build([allocators.find("glibc"), base], "glibc,vam", str(lib))
+    assert got[1].path == str(lib) and got[1].version == "alloclab build of 1971-01-01 00:00 UTC"
+    assert got[0] == allocators.find("glibc")
+    # a libvam given by path (no package owns it) says when it was built, not "unknown"
+    assert allocators.find(str(lib)).version == "alloclab build of 1971-01-01 00:00 UTC"
+
+
 def test_api_finds_allocators():
     assert allocators.find("glibc").path is None
     with pytest.raises(LabError):

@@ -30,3 +30,18 @@ def test_a_tree_with_changes_says_so(tmp_path):
 def test_a_directory_that_is_not_a_checkout_records_no_commit(tmp_path):
     src = machine.source(str(tmp_path))
     assert src["commit"] is None and src["changed"] is None and src["alloclab"]
+
+
+def test_a_run_record_is_the_tree_the_command_and_its_start_and_end():
+    rec = machine.record(("bench/corpus", "--rounds", "3"), "2026-11-29T05:00:00Z")
+    assert rec["command"] == ["bench/corpus", "--rounds", "3"] and rec["started"] == "2026-11-29T05:00:00Z"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rec["finished"])
+    assert {k: rec[k] for k in ("alloclab", "commit", "changed")} == machine.source(paths.SOURCE_ROOT)
+
+
+def test_the_machine_during_a_run_carries_its_load():
+    class Load:
+        def as_dict(self):
+            return {"others_share": 0.5}
+    info = machine.during(Load())
+    assert info["load"] == {"others_share": 0.5} and info["cpus"] == machine.machine_info()["cpus"]

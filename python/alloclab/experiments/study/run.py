@@ -29,7 +29,7 @@ import sys
 import time
 
 from alloclab import LabError
-from alloclab.core import machine, paths
+from alloclab.core import machine
 from alloclab.core.load import LoadWatch
 from alloclab.core.results.findings import FORMAT, Findings
 from alloclab.core.results.runs import RowWriter, StudyRow, read_rows
@@ -187,18 +187,17 @@ def _measure(p: Plan, progress, extra: analysis.Extra) -> list:
 def record(p: Plan, started: str) -> dict:
     """The run record: what a reader needs to obtain this run again (the tree it was made from,
     the command, when); the machine, its load and the allocators' versions are beside it in meta."""
-    return {**machine.source(paths.SOURCE_ROOT), "command": p.command or ["alloclab", "study", f"--{p.mode}"],
-            "started": started, "finished": machine.utc()}
+    return machine.record(p.command or ["alloclab", "study", f"--{p.mode}"], started)
 
 
 def _meta(p: Plan, extra: analysis.Extra, elapsed: float, interrupted: bool, load, started: str) -> dict:
     return {
         "record": record(p, started),
         "format_version": FORMAT.version, "mode": p.mode, "allocators": p.allocator_names,
-        "allocator_info": [{"name": a.name, "version": a.version, "path": a.path} for a in p.allocators],
+        "allocator_info": [a.info() for a in p.allocators],
         "advs": [int(lv) for lv in p.advs], "repeat": p.repeat, "scale": p.scale, "memory_scale": p.memory_scale,
         "seed": p.seed, "programs": [dataclasses.asdict(q) for q in p.programs], "elapsed_s": elapsed,
-        "notes": p.notes, "interrupted": interrupted, "machine": {**machine.machine_info(), "load": load.as_dict()},
+        "notes": p.notes, "interrupted": interrupted, "machine": machine.during(load),
         "ablation": extra.ablation,
         "time_measure": "every timed claim: the program's CPU time after littering (program_cpu_s, user + "
                         "system, littering excluded), falling back to the in-process wall time after littering "
