@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from alloclab.core import paths
 from alloclab.core.results.files import compress, load_json
 from alloclab.core.results.kept import bench_kind, read_bench, record_problems
 from alloclab.core.results.findings import read_findings
@@ -48,6 +49,15 @@ def test_the_results_page_has_kept_runs_to_cite():
     assert _kept(), "docs/runs holds no kept study run"
     for name in _kept():
         assert sorted(os.listdir(os.path.join(RUNS, name))) == sorted(k + ".gz" for k in KEPT)
+
+
+def test_no_kept_run_says_where_this_machine_has_the_tree():
+    """Kept files name the tree's files relative to it (keeping strips the tree's path)."""
+    for name in os.listdir(RUNS) if os.path.isdir(RUNS) else []:
+        for f in os.listdir(os.path.join(RUNS, name)):
+            path = os.path.join(RUNS, name, f)
+            data = gzip.decompress(open(path, "rb").read()) if f.endswith(".gz") else open(path, "rb").read()
+            assert not re.search(re.escape(paths.SOURCE_ROOT.encode()) + rb"(?![\w.-])", data), path
 
 
 @pytest.mark.parametrize("name", _kept())

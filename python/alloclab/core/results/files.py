@@ -23,6 +23,7 @@ import dataclasses
 import gzip
 import json
 import os
+import re
 
 from alloclab import LabError
 
@@ -90,15 +91,27 @@ def open_text(path: str, newline: str | None = None):
     return open(real, encoding="utf-8", newline=newline)
 
 
-def compress(src: str, dest: str) -> str:
+def compress(src: str, dest: str, within: str | None = None) -> str:
     """SRC written gzip-compressed to DEST, byte for byte the same for the same SRC (no name,
-    no time in the header), so a kept run's files change only when their content does."""
+    no time in the header), so a kept run's files change only when their content does. With
+    WITHIN (a directory), every path under it is written relative to it (see `relative_to`)."""
     with open(src, "rb") as f:
         data = f.read()
+    if within:
+        data = relative_to(data.decode("utf-8"), within).encode("utf-8")
     os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)
     with open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as z:
         z.write(data)
     return dest
+
+
+def relative_to(text: str, root: str) -> str:
+    """TEXT with ROOT's absolute path and the separator after it taken out of every path that
+    starts with it, so a kept run names the tree's files (build/release/src/vam/libvam.so) and
+    not where one machine had the tree; ROOT itself becomes '.'."""
+    root = os.path.abspath(root).rstrip(os.sep)
+    text = text.replace(root + os.sep, "")
+    return re.sub(re.escape(root) + r"(?![\w.-])", ".", text)
 
 
 def load_json(path: str, what: str):

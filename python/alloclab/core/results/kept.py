@@ -31,7 +31,7 @@ import re
 import shutil
 
 from alloclab import LabError
-from alloclab.core import machine
+from alloclab.core import machine, paths
 from alloclab.core.results.files import GZ, Format, compress, load_json, stored, write_json
 
 JSON, MD = ".json", ".md"
@@ -125,8 +125,9 @@ def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
     """Keep the bench run written to OUT (OUT/KIND.json and OUT/KIND.md) in DEST (docs/runs/NAME):
     KIND.json compressed and KIND.md; DEST holds nothing else afterwards. LabError, and DEST
     untouched, unless RENDER makes OUT/KIND.md exactly from OUT/KIND.json now (a kept run must
-    re-render to what it says) and the run's record names a commit with no changes beside it;
-    the kept files' paths."""
+    re-render to what it says) and the run's record names a commit with no changes beside it.
+    The kept JSON names files in the source tree relative to it (files.relative_to) and the kept
+    .md is rendered from it. Returns the kept files' paths."""
     kind = fmt.what
     src, md = os.path.join(out, kind + JSON), os.path.join(out, kind + MD)
     if not os.path.exists(src) or not os.path.exists(md):
@@ -143,7 +144,7 @@ def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
     if os.path.exists(dest):
         shutil.rmtree(dest)
     os.makedirs(dest)
-    kept = compress(src, os.path.join(dest, kind + JSON + GZ))
+    kept = compress(src, os.path.join(dest, kind + JSON + GZ), within=paths.SOURCE_ROOT)
     with open(os.path.join(dest, kind + MD), "w", encoding="utf-8") as f:
-        f.write(rendered)
+        f.write(render(read_bench(kept, fmt)))  # paths in the tree as the kept JSON gives them
     return [kept, os.path.join(dest, kind + MD)]

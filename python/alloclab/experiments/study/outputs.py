@@ -20,6 +20,7 @@ import os
 import shutil
 
 from alloclab import LabError
+from alloclab.core import paths
 from alloclab.core.results.files import GZ, compress, exists
 from alloclab.core.results.findings import read_findings, write_findings
 from alloclab.experiments.study import analysis
@@ -72,4 +73,5 @@ def keep(outdir: str, dest: str) -> list[str]:
         raise LabError(f"{outdir!r} is not a study's directory (no {', '.join(missing)})")
     if os.path.exists(dest):
         shutil.rmtree(dest)
-    return [compress(os.path.join(outdir, n), os.path.join(dest, n + GZ)) for n in KEPT]
+    return [compress(os.path.join(outdir, n), os.path.join(dest, n + GZ), within=paths.SOURCE_ROOT)
+            for n in KEPT]

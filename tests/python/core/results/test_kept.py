@@ -8,7 +8,7 @@ import os
 import pytest
 
 from alloclab import LabError
-from alloclab.core import allocators, machine
+from alloclab.core import allocators, machine, paths
 from alloclab.core.load import LoadWatch
 from alloclab.core.results import kept
 from alloclab.core.results.files import Format
@@ -137,3 +137,20 @@ def test_a_run_is_rendered_again_from_its_json_alone(tmp_path):
     assert text == "3 rounds\n" and (tmp_path / "again" / "corpus.md").read_text() == text
     assert (tmp_path / "out" / "corpus.md").read_text() == "stale\n"  # nothing written without OUTPUT
     assert kept.rerender(out, FMT, lambda doc: "x") == "x"
+
+
+def test_a_kept_run_names_the_trees_files_relative_to_the_tree(tmp_path):
+    """Where one machine had the tree is no part of what a run measured: keeping writes paths
+    under the source tree relative to it, and the report is rendered from those."""
+    root = paths.SOURCE_ROOT
+    lib = os.path.join(root, "build", "release", "src", "vam", "libvam.so")
+    render = lambda doc: f"vam = {doc['lib']}; tree {doc['tree']}\n"  # noqa: E731
+    doc = {"record": GOOD, "lib": lib, "tree": root, "other": root + "-elsewhere/x"}
+    out = _run(tmp_path / "out", doc, md=render(doc))
+    dest = tmp_path / "runs" / "NAME"
+    kept.keep_bench(out, FMT, render, str(dest))
+    again = kept.read_bench(str(dest), FMT)
+    assert again["lib"] == "build/release/src/vam/libvam.so" and again["tree"] == "."
+    assert again["other"] == root + "-elsewhere/x"  # a sibling directory is not the tree
+    assert (dest / "corpus.md").read_text() == "vam = build/release/src/vam/libvam.so; tree .\n"
+    assert root + os.sep not in gzip.decompress((dest / "corpus.json.gz").read_bytes()).decode()
