@@ -327,24 +327,6 @@ struct LargeHeap::Tags {
   static void bury(Chunk *h) noexcept { h->head = 0; }
 };
 
-// Whether c's tags are those of a chunk: its payload 16-aligned and inside
-// the region, its size repeated by the next chunk, and the size of the
-// chunk before it (0 for the region's first) that chunk's own. A double
-// free of an object whose chunk merged into a neighbour fails here (its
-// buried size is 0), and so does an overflow into a neighbour's tag.
-bool LargeHeap::tags_fit(const Chunk *c) noexcept {
-  const Segment *seg = segment_of(c);
-  const auto off = static_cast<std::size_t>(reinterpret_cast<const char *>(c) - reinterpret_cast<const char *>(seg));
-  const std::size_t s = chunk_size(c);
-  if ((reinterpret_cast<std::uintptr_t>(c) & 15) != 0 || off < kRegionFirstChunk || s < kMinChunk ||
-      s > kSegmentBytes - off || next_chunk(const_cast<Chunk *>(c))->prev_size != s)
-    return false;
-  const std::size_t ps = c->prev_size;
-  if (ps == 0) return off == kRegionFirstChunk;
-  return ps <= off - kRegionFirstChunk &&
-         chunk_size(reinterpret_cast<const Chunk *>(reinterpret_cast<const char *>(c) - ps)) == ps;
-}
-
 namespace {
 
 // A large free or realloc whose pointer failed the tag check: the region's
@@ -384,11 +366,9 @@ namespace {
 
 }  // namespace
 
-void LargeHeap::check_live(const void *p, bool own) noexcept {
-  const Chunk *c = chunk_of_payload(p);
-  if (own && VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, true);
-  if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse))
-    corruption("realloc(): double free / realloc of a freed object", p);
+void LargeHeap::check_live_failed(const void *p, bool own) noexcept {
+  if (own && !tags_fit(chunk_of_payload(p))) large_misuse(p, true);
+  corruption("realloc(): double free / realloc of a freed object", p);
 }
 
 // policy -1: internal (splitting), no discard, no live accounting; -2: a

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "layers/fit_bins.hpp"
+#include "vam/check.hpp"
 #include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
 
@@ -138,8 +139,18 @@ class LargeHeap {
   // realloc's test that p is a large object in use: its tags as free checks
   // them (`own`: p is of the calling thread's heap; else only its in-use
   // bits are read, which the owner does not write while it lives). Aborts,
-  // naming the cause, if it is not.
-  static void check_live(const void *p, bool own) noexcept;
+  // naming the cause, if it is not; else returns p's usable size. Of the
+  // tags, it reads what realloc itself relies on: p's own size and the next
+  // chunk's copy of it (size_tags_fit). The tag of the chunk before, which
+  // only a merge reads, is checked by free, and a realloc that moves frees
+  // p; so is every tag when this test fails, to name the cause.
+  static std::size_t check_live(const void *p, bool own) noexcept {
+    const Chunk *c = chunk_of_payload(p);
+    const std::size_t head = c->head;
+    if (VAM_LIKELY((head & (kChunkInUse | kChunkQuick)) == kChunkInUse && (!own || size_tags_fit(c))))
+      return (head & ~kChunkFlags) - kChunkHeader;
+    check_live_failed(p, own);
+  }
 
  private:
   void insert(Chunk *c) noexcept;
@@ -157,7 +168,30 @@ class LargeHeap {
   std::size_t discard_range(Segment *seg, char *from, char *to) noexcept;
 
   static std::int64_t dirty_of(const Chunk *c) noexcept;
-  static bool tags_fit(const Chunk *c) noexcept;
+  // Whether c's tags are those of a chunk: its payload 16-aligned and inside
+  // the region, its size repeated by the next chunk, and the size of the
+  // chunk before it (0 for the region's first) that chunk's own. A double
+  // free of an object whose chunk merged into a neighbour fails here (its
+  // buried size is 0), and so does an overflow into a neighbour's tag.
+  static bool tags_fit(const Chunk *c) noexcept {
+    if (!size_tags_fit(c)) return false;
+    const auto off = reinterpret_cast<std::uintptr_t>(c) & (kSegmentBytes - 1);
+    const std::size_t ps = c->prev_size;
+    if (ps == 0) return off == kRegionFirstChunk;
+    return ps <= off - kRegionFirstChunk &&
+           chunk_size(reinterpret_cast<const Chunk *>(reinterpret_cast<const char *>(c) - ps)) == ps;
+  }
+  // The first half: c aligned and inside the region, and its size a chunk's
+  // that the next chunk repeats.
+  static bool size_tags_fit(const Chunk *c) noexcept {
+    const auto off = reinterpret_cast<std::uintptr_t>(c) & (kSegmentBytes - 1);
+    const std::size_t s = chunk_size(c);
+    return (reinterpret_cast<std::uintptr_t>(c) & 15) == 0 && off >= kRegionFirstChunk && s >= kMinChunk &&
+           s <= kSegmentBytes - off &&
+           reinterpret_cast<const Chunk *>(reinterpret_cast<const char *>(c) + s)->prev_size == s;
+  }
+  // check_live's failures: aborts, naming the cause.
+  [[noreturn]] static void check_live_failed(const void *p, bool own) noexcept;
 
   struct Tags;  // how coalesce() reads and accounts for chunk tags (large_region.cpp)
 

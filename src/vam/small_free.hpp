@@ -52,6 +52,23 @@ void small_free_pend_list(Block *b) noexcept;
 // not on its block's list, its class's hot list or among its pending slots,
 // nor in an empty block. Aborts if it is not.
 void small_check_live(Heap *h, Segment *s, void *p) noexcept;
+// The same test's common case, for realloc's fast path (api.hpp's free
+// cache found s): an object of a front block that keeps live objects, at a
+// slot start and whose first word does not decode as a link, is live, read
+// from the block record and that word. False means not known: the caller
+// asks small_check_live, which tests every case whole. A front block has
+// nothing pending and nothing on the hot list (a hot object's block is
+// full), so an object freed into it is on its list, and every object on
+// the list looks freed (free_list.hpp): what passes here passes there.
+inline bool small_live_front(Segment *s, void *p, std::size_t shift) noexcept {
+  const Block *b = block_of(s, p, shift);
+  const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
+                                              reinterpret_cast<std::uintptr_t>(b->start));
+  const std::uint32_t recip = b->recip;
+  const std::uint32_t live_front = use_state(b) - ((static_cast<std::uint32_t>(BlockState::front) << 16) + 1);
+  return static_cast<std::uint32_t>(std::uint64_t{off} * recip) < recip && live_front < 0xffff &&
+         static_cast<char *>(p) >= b->start && !looks_freed(p);
+}
 
 // The second half of a free, the checks passed: `state`, `live` and `head`
 // are the block's fields as the caller read them, once (after the relaxed

@@ -244,6 +244,24 @@ namespace {
 // Keep the block when the new size fits and does not waste over half of it.
 bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= have && (n > have / 2 || have <= 16); }
 
+// realloc's test that p, in vam's segment s, is a live object, and its
+// usable size, with one look at the segment's kind: a freed object aborts
+// rather than be kept or resized (kept in place, a freed small or large
+// object came back from the next malloc too; a freed huge object's cached
+// mapping was grown, and handed out again). Another thread's small and
+// large objects are tested only as far as reads that race with no write of
+// their owner allow: a large object's in-use bits.
+std::size_t realloc_live_usable(Segment *s, void *p) noexcept {
+  switch (s->kind) {
+    case SegKind::small:
+    case SegKind::medium:
+      if (s->owner == t_heap) small_check_live(t_heap, s, p);
+      return block_of(s, p)->size - g_layout.header;
+    case SegKind::large: return LargeHeap::check_live(p, s->owner == t_heap);
+    default: huge_check_live(s, p); return huge_usable(s, p);
+  }
+}
+
 // Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
 // fine classes are 16 bytes apart, so a buffer grown in small steps would
 // move at every step or two, each move a copy of all of it; with the slack
@@ -253,23 +271,6 @@ bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= ha
 // take a slot a quarter too big in the large-object heap, which costs
 // python3 instructions. The page classes above are an eighth apart, their
 // own slack, and get none more.
-// realloc's test that p, in vam's segment s, is a live object: a freed one
-// aborts rather than be kept or resized (kept in place, a freed small or
-// large object came back from the next malloc too; a freed huge object's
-// cached mapping was grown, and handed out again). Another thread's small
-// and large objects are tested only as far as reads that race with no
-// write of their owner allow: a large object's in-use bits.
-void realloc_check_live(Segment *s, void *p) noexcept {
-  switch (s->kind) {
-    case SegKind::small:
-    case SegKind::medium:
-      if (s->owner == t_heap) small_check_live(t_heap, s, p);
-      break;
-    case SegKind::large: LargeHeap::check_live(p, s->owner == t_heap); break;
-    default: huge_check_live(s, p);
-  }
-}
-
 std::size_t realloc_request(std::size_t n, std::size_t have) noexcept {
   std::size_t want = n;
   if (n > have && n <= static_cast<std::size_t>(options().large_max)) {
@@ -290,7 +291,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // segment stays: only this thread unmaps it, and not while p lives in it.
   std::size_t shift;
   if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr && n != 0)) {
-    small_check_live(t_heap, s, p);
+    if (VAM_UNLIKELY(!small_live_front(s, p, shift))) small_check_live(t_heap, s, p);
     const std::size_t have = block_of(s, p, shift)->size - g_layout.header;
     if (realloc_in_place(n, have)) return p;
     void *q = malloc_impl(realloc_request(n, have));
@@ -299,17 +300,16 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
     free_cached(s, p, shift);
     return q;
   }
-  if (VAM_UNLIKELY(!segment_known(object_segment(p)))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
+  Segment *s = object_segment(p);
+  if (VAM_UNLIKELY(!segment_known(s))) corruption("realloc(): invalid pointer (not from vam, or already freed and unmapped)", p);
   if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
     free_impl(p);
     return nullptr;
   }
-  realloc_check_live(object_segment(p), p);
-  const std::size_t have = usable_size_impl(p);
+  const std::size_t have = realloc_live_usable(s, p);
   if (realloc_in_place(n, have)) return p;
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
-  Segment *s = object_segment(p);
   if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&
       n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
     return p;

@@ -386,6 +386,32 @@ TEST(VamMisuse, OverflowIntoALargeNeighboursTagSaysHeapCorruption) {
     }
 }
 
+// realloc in place reads the tags it relies on: an object's own size and the
+// next chunk's copy of it. One byte written past a large object into its
+// successor's copy of that size, or into the successor's
+// own size, and a realloc to the same size of the object whose size no
+// longer matches its copy aborts instead of keeping it.
+int realloc_after_overflow_into_large_tag(std::size_t n, bool into_size_copy) {
+  auto *a = static_cast<char *>(vam_malloc(n));
+  auto *b = static_cast<char *>(vam_malloc(n));
+  vam_malloc(n);
+  if (b != a + LargeHeap::usable(a) + kChunkHeader) return kSetUpFailed;
+  if (into_size_copy) a[LargeHeap::usable(a)] ^= 0x30;      // b's prev_size: a's size as b repeats it
+  else a[LargeHeap::usable(a) + sizeof(std::size_t)] ^= 0x30;  // b's head: its size
+  char *p = into_size_copy ? a : b;
+  if (vam_realloc(p, n) == p) return kHandedOutTwice;  // kept on a size its tags deny
+  return 0;
+}
+
+TEST(VamMisuse, ReallocInPlaceOfALargeObjectWhoseSizeTagWasOverwrittenAborts) {
+  for (bool into_size_copy : {false, true})
+    for (std::size_t n : some_large_sizes()) {
+      const Outcome o = in_child([n, into_size_copy] { return realloc_after_overflow_into_large_tag(n, into_size_copy); });
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: realloc(): ") != std::string::npos)
+          << n << " bytes, " << (into_size_copy ? "the size's copy" : "the size") << " overwritten: " << describe(o);
+    }
+}
+
 // An interior pointer of a live large object is still an invalid pointer.
 TEST(VamMisuse, InteriorPointerOfALiveLargeObjectStillSaysInvalidPointer) {
   const Outcome o = in_child([] {
