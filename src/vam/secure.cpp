@@ -36,6 +36,7 @@
 // than the program's use of them); vam's own checks (large tags, huge
 // headers) stay.
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -351,6 +352,19 @@ VAM_SECURE_INLINE void lock() noexcept {
   }
 }
 VAM_SECURE_INLINE void unlock() noexcept { g_lock.clear(std::memory_order_release); }
+
+// fork: the lock is held across it, so the child's quarantine is never caught
+// half-changed by a thread that does not exist there (with the lock skipped
+// in a one-thread child, a half-written place would be read as an object; with
+// it taken, the child would wait on it for ever). The lock is never held while
+// vam is called, so vam's own fork handlers cannot wait on a holder of it.
+void fork_prepare() noexcept {
+  while (g_lock.test_and_set(std::memory_order_acquire)) {
+  }
+}
+void fork_done() noexcept { g_lock.clear(std::memory_order_release); }
+// pthread_atfork may call malloc: from a constructor, not from a first malloc.
+[[gnu::constructor]] void install_fork_handlers() noexcept { pthread_atfork(fork_prepare, fork_done, fork_done); }
 
 std::size_t next_random() noexcept {  // under the lock
   g_rng ^= g_rng << 13;
