@@ -188,18 +188,13 @@ static_assert(colours_fit());
 // checks do not bound by the block's count (as on every block whose objects
 // leave a tail): a free of such a pointer, never handed out, is not caught.
 inline constexpr std::size_t kLineBytes = 64;
-constexpr std::size_t line_period(std::size_t size) noexcept {
-  std::size_t a = size, b = kLineBytes;  // gcd(size, 64)
-  while (b != 0) {
-    const std::size_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return kLineBytes / a;
+constexpr std::size_t line_period(std::size_t size) noexcept {  // a power of two: gcd(size, 64) is one
+  const unsigned twos = static_cast<unsigned>(__builtin_ctzll(size));
+  return twos >= 6 ? 1 : kLineBytes >> twos;
 }
 // `cap`: the objects of `size` bytes that fit in the block.
 constexpr std::size_t line_whole_cap(std::size_t cap, std::size_t size) noexcept {
-  const std::size_t whole = cap - cap % line_period(size);
+  const std::size_t whole = cap & ~(line_period(size) - 1);
   return whole + 1 == cap && cap >= 2 * kBlockObjects ? whole : cap;
 }
 constexpr bool line_whole_fits() noexcept {
@@ -251,6 +246,7 @@ struct alignas(64) Layout {
   std::uint8_t class_of[kPageMax / 8 + 1];   // request n (<= kPageMax) -> class, at (n + 7) >> 3
   std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
   std::uint8_t kind[kNumClasses];            // block kind of each class: kPage << kind bytes
+  std::uint16_t fine_cap[kFineClasses];      // objects in a block of each class below them (line_whole_cap)
 };
 
 static_assert(offsetof(Layout, inline_fine) / 64 == offsetof(Layout, coarse) / 64 &&
