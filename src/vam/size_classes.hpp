@@ -169,24 +169,24 @@ constexpr bool colours_fit() noexcept {
 }
 static_assert(colours_fit());
 
-// How many objects a fine-class block holds. A run of
-// allocations that fills one block and goes on in the next keeps the cache
-// line offsets it had only if the block's count is a multiple of the
-// period of its slots' offsets, 64 / gcd(size, 64) slots (four for 48, 80,
-// 112, ... bytes: offsets 0, 48, 32, 16). With 341 objects of 48 bytes in
-// 16 KiB, a program that allocates a list node and a record beside it in
-// turn had its nodes at offsets 0 and 32 in one block and 48 and 16 in the
-// next: there the node's first three words straddle two lines, one D1 miss
-// more per node visited (cfrac: 2.8 M of its 20.0 M;
-// docs/notes/2026-11-29-locality-cfrac.md). So the count is cut to whole
-// periods where that costs one slot of at least 64 (48, 144, 176 and 224
-// bytes in the default geometry: 341 objects of 48 bytes become 340), the
-// objects still from the block's start. Not before the first object: a
-// pointer a multiple of the size less 2^32 before it passes free's slot
-// check, a 32-bit product (small_free.hpp), as an enormous slot. The slot's
-// room left at the end is, like the end itself, a slot start that free's
-// checks do not bound by the block's count (as on every block whose objects
-// leave a tail): a free of such a pointer, never handed out, is not caught.
+// How many objects a fine-class block holds. A run of allocations that
+// fills one block and goes on in the next keeps the cache line offsets it
+// had only if the block's count is a multiple of the period of its slots'
+// offsets, 64 / gcd(size, 64) slots (four for 48, 80, 112, ... bytes:
+// offsets 0, 48, 32, 16). With 341 objects of 48 bytes in 16 KiB, a program
+// that allocates a list node and another object of its class in turn had
+// its nodes at offsets 0 and 32 in one block, 48 and 16 in the next; at 48
+// a node's first three words straddle two lines, one D1 miss more per node
+// visited (cfrac: 2.8 M of its 20.0 M; docs/notes/2026-11-29-locality-cfrac.md).
+// So the count is cut to whole periods where that costs one slot of at
+// least 64 (48, 144, 176 and 224 bytes in the default geometry: 341 objects
+// of 48 bytes become 340), the objects still from the block's start. Not
+// before the first object: a pointer d bytes before it, 2^32 - d a multiple
+// of the size, passes free's general slot check, a 32-bit product
+// (small_free.cpp), as an enormous slot. The slot's room left at the end
+// is, like the end itself, a slot start that free's checks do not bound by
+// the block's count (as on every block whose objects leave a tail): a free
+// of such a pointer, never handed out, is not caught.
 inline constexpr std::size_t kLineBytes = 64;
 constexpr std::size_t line_period(std::size_t size) noexcept {  // a power of two: gcd(size, 64) is one
   const unsigned twos = static_cast<unsigned>(__builtin_ctzll(size));
