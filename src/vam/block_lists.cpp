@@ -101,17 +101,15 @@ Block *get_block(Heap *h, unsigned cls) noexcept {
   ++bs->used_blocks;
   bs->idle = 0;
   const std::size_t size = page_stride(g_layout.slot[cls]);
-  // At most kMaxSlots objects (the pending bitmap): only VAM_BLOCK_PAGES above
-  // 4 (or VAM_BLOCK_OBJECTS above 512) makes that bite, leaving the tail of a
-  // small class's block untouched.
-  std::size_t cap = block_bytes(kind) / size;
-  if (cap > kMaxSlots) cap = kMaxSlots;
   // A page class's objects start at its colour (size_classes.hpp,
-  // block_colour); every other class's at the block's start, also in a
-  // reused block that a page class coloured (blocks of one kind serve
-  // both when VAM_BLOCK_PAGES or VAM_BLOCK_OBJECTS make their sizes meet).
-  std::size_t colour = 0;
-  if (cls >= kFineClasses) {
+  // block_colour); a fine class's at the block's start, also in a reused
+  // block that a page class coloured (blocks of one kind serve both when
+  // VAM_BLOCK_PAGES or VAM_BLOCK_OBJECTS make their sizes meet), as many as
+  // the layout says (Layout::fine_cap).
+  std::size_t cap = 0, colour = 0;
+  if (cls < kFineClasses) {
+    cap = g_layout.fine_cap[cls];
+  } else {
     const BlockColour c = block_colour(block_bytes(kind) - g_layout.header, size,
                                        static_cast<std::size_t>(b - bs->blocks()));
     cap = c.cap;

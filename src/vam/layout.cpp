@@ -1,6 +1,8 @@
 // layout.cpp — the geometry in force, made from the options (layout.hpp).
 #include "vam/layout.hpp"
 
+#include <algorithm>  // std::min of a block's objects
+
 #include "vam/options.hpp"
 #include "vam/segment.hpp"
 
@@ -42,6 +44,16 @@ Layout make_layout(const Options &o) noexcept {
                     ? 0
                     : static_cast<std::uint8_t>(block_kind_for(l.slot[c], static_cast<std::size_t>(o.block_pages),
                                                                static_cast<std::size_t>(o.block_objects)));
+  // The objects a block of each class below the page classes holds, for
+  // get_block to read rather than divide: at most kMaxSlots (the pending
+  // bitmap: only VAM_BLOCK_PAGES above 4 or VAM_BLOCK_OBJECTS above 512 make
+  // that bite, leaving the tail of a small class's block untouched), cut to
+  // whole periods of line offsets where that costs one (line_whole_cap).
+  for (unsigned c = 0; c < kFineClasses && c < l.classes; ++c) {
+    const std::size_t size = page_stride(l.slot[c]);
+    const std::size_t cap = std::min<std::size_t>((kPage << l.kind[c]) / size, kMaxSlots);
+    l.fine_cap[c] = static_cast<std::uint16_t>(line_whole_cap(cap, size));
+  }
   l.large_max = static_cast<std::uint64_t>(o.large_max);
   l.discard = static_cast<std::uint32_t>(o.discard);
   l.large_quick = o.large_quick != 0;

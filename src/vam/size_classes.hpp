@@ -169,6 +169,46 @@ constexpr bool colours_fit() noexcept {
 }
 static_assert(colours_fit());
 
+// How many objects a fine-class block holds. A run of allocations that
+// fills one block and goes on in the next keeps the cache line offsets it
+// had only if the block's count is a multiple of the period of its slots'
+// offsets, 64 / gcd(size, 64) slots (four for 48, 80, 112, ... bytes:
+// offsets 0, 48, 32, 16). With 341 objects of 48 bytes in 16 KiB, a program
+// that allocates a list node and another object of its class in turn had
+// its nodes at offsets 0 and 32 in one block, 48 and 16 in the next; at 48
+// a node's first three words straddle two lines, one D1 miss more per node
+// visited (cfrac: 2.8 M of its 20.0 M; docs/notes/2026-11-29-locality-cfrac.md).
+// So the count is cut to whole periods where that costs one slot of at
+// least 64 (48, 144, 176 and 224 bytes in the default geometry: 341 objects
+// of 48 bytes become 340), the objects still from the block's start. Not
+// before the first object: a pointer d bytes before it, 2^32 - d a multiple
+// of the size, passes free's general slot check, a 32-bit product
+// (small_free.cpp), as an enormous slot. The slot's room left at the end
+// is, like the end itself, a slot start that free's checks do not bound by
+// the block's count (as on every block whose objects leave a tail): a free
+// of such a pointer, never handed out, is not caught.
+inline constexpr std::size_t kLineBytes = 64;
+constexpr std::size_t line_period(std::size_t size) noexcept {  // a power of two: gcd(size, 64) is one
+  const unsigned twos = static_cast<unsigned>(__builtin_ctzll(size));
+  return twos >= 6 ? 1 : kLineBytes >> twos;
+}
+// `cap`: the objects of `size` bytes that fit in the block.
+constexpr std::size_t line_whole_cap(std::size_t cap, std::size_t size) noexcept {
+  const std::size_t whole = cap & ~(line_period(size) - 1);
+  return whole + 1 == cap && cap >= 2 * kBlockObjects ? whole : cap;
+}
+constexpr bool line_whole_fits() noexcept {
+  for (unsigned c = 0; c < kFineClasses; ++c) {
+    const std::size_t size = class_size(c), bytes = class_block_bytes(c);
+    const std::size_t cap = bytes / size < 512 ? bytes / size : 512, k = line_whole_cap(cap, size);
+    if (k != cap && (k % line_period(size) != 0 || (k * size) % kLineBytes != 0 || bytes - k * size >= 2 * size))
+      return false;
+  }
+  return line_whole_cap(341, 48) == 340 && line_whole_cap(146, 112) == 146 && line_whole_cap(53, 304) == 53 &&
+         line_whole_cap(5, 720) == 5 && line_whole_cap(512, 8) == 512;
+}
+static_assert(line_whole_fits());
+
 // ---- the geometry in force (docs/vam.md, "Design switches") ---------------
 //
 // The functions above are the default geometry, fixed at compile time. Four
@@ -206,6 +246,7 @@ struct alignas(64) Layout {
   std::uint8_t class_of[kPageMax / 8 + 1];   // request n (<= kPageMax) -> class, at (n + 7) >> 3
   std::uint32_t slot[kNumClasses];           // object spacing in a block (header included)
   std::uint8_t kind[kNumClasses];            // block kind of each class: kPage << kind bytes
+  std::uint16_t fine_cap[kFineClasses];      // objects in a block of each class below them (line_whole_cap)
 };
 
 static_assert(offsetof(Layout, inline_fine) / 64 == offsetof(Layout, coarse) / 64 &&

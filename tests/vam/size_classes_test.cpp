@@ -147,4 +147,34 @@ TEST(VamPageClasses, FreeOfAPointerBeforeABlocksFirstObjectAborts) {
       "vam: free\\(\\): invalid pointer");
 }
 
+// A fine class's block holds whole periods of its slots' line offsets where
+// that costs one slot (size_classes.hpp, line_whole_cap): 340 objects of 48
+// bytes, not 341, so that a program allocating in a fixed pattern (a node
+// and a record of one class in turn) finds its objects at the same line
+// offsets in every block, the run going on from one block into the next.
+TEST(VamMalloc, FineBlocksHoldWholePeriodsOfLineOffsets) {
+  using namespace alloclab::vam;
+  if (g_layout.inline_fine == 0) GTEST_SKIP() << "not the default geometry";
+  std::vector<void *> all;
+  std::set<Block *> blocks;
+  for (int i = 0; i < 1200; ++i) {
+    all.push_back(vam_malloc(48));
+    blocks.insert(block_of(segment_of(all.back()), all.back()));
+  }
+  ASSERT_GE(blocks.size(), 3u);
+  for (Block *b : blocks) {
+    const auto cap = static_cast<std::size_t>(b->end - b->start) / b->size;
+    EXPECT_EQ(b->size, 48u);
+    EXPECT_EQ(cap, 340u);
+    EXPECT_EQ(cap * b->size % 64, 0u);
+    EXPECT_EQ(b->start, block_base(b));
+  }
+  for (std::size_t cap = 32; cap <= kMaxSlots; ++cap)
+    for (std::size_t size = 16; size <= 1024; size += 16) {
+      const std::size_t k = line_whole_cap(cap, size);
+      EXPECT_TRUE(k == cap || (k + 1 == cap && k * size % 64 == 0 && cap >= 64)) << cap << " of " << size;
+    }
+  for (void *p : all) vam_free(p);
+}
+
 }  // namespace
