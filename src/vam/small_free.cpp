@@ -34,7 +34,8 @@ namespace {
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
   FreeObj *head = b->free;
-  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off))
+  if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off ||
+                   !block_holds(b, p)))
     return small_free_invalid(b, p);
   if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
   small_free_push(s, b, p, i, state, live, head);
@@ -49,7 +50,8 @@ namespace {
 void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcept {
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
-  const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip;
+  const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip &&
+                          static_cast<char *>(p) >= b->start && static_cast<char *>(p) < b->end;
   const auto i = static_cast<std::uint32_t>(prod >> 32);
   if (VAM_LIKELY(state == BlockState::waiting && live > 1 && slot_start)) {
     if (VAM_UNLIKELY(free_list_has(b->free))) small_free_pend_list(b);
@@ -121,7 +123,7 @@ void small_check_live(Heap *h, Segment *s, void *p) noexcept {
   const auto i = static_cast<std::uint32_t>((std::uint64_t{off} * b->recip) >> 32);  // slot_of(p)
   const BlockState state = b->state;
   if (VAM_UNLIKELY(state == BlockState::fresh || (state != BlockState::empty && i * b->size != off) ||
-                   reinterpret_cast<char *>(p) < b->start))
+                   !block_holds(b, p)))
     corruption("realloc(): invalid pointer (not the start of an object)", p);
   if (VAM_UNLIKELY(state == BlockState::empty || b->used == 0)) realloc_freed(p);
   if (state == BlockState::waiting && (b->pending[i / 64] >> (i % 64) & 1)) realloc_freed(p);
@@ -137,7 +139,7 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp
   const auto off = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(p) -
                                             reinterpret_cast<std::uintptr_t>(b->start));
   const BlockState st = b->state;
-  if (st == BlockState::fresh || (st != BlockState::empty && off % b->size != 0))
+  if (st == BlockState::fresh || !block_holds(b, p) || (st != BlockState::empty && off % b->size != 0))
     corruption("free(): invalid pointer (not the start of an object)", p);
   corruption("free(): double free detected", p);
 }

@@ -330,6 +330,43 @@ TEST(VamMisuse, OneByteOverflowIntoAFreedLinkNeverHandsOutAPointerOutsideASlotFo
   EXPECT_GE(caught, static_cast<int>(g_layout.classes * std::size(deltas)));
 }
 
+// ---- 1e. A free of a block's address that no slot starts at ----------------
+
+constexpr int kNothingToFree = 7;  // the class's blocks leave no such address
+
+// A free of the address just past the front block's last slot (`after`: the
+// room a block's objects leave at its end) or 16 bytes before its first (a
+// page class's colour gap), each still inside the block. Either passes the
+// slot product for some sizes; it must abort, and never reach the list.
+int free_outside_the_objects(unsigned cls, bool after) {
+  auto *m = static_cast<char *>(vam_malloc(layout_usable(cls)));
+  Segment *s = segment_of(m);
+  if (s->kind != SegKind::small && s->kind != SegKind::medium) return kSetUpFailed;
+  const Block *b = block_of(s, m);
+  char *base = block_base(b), *limit = base + (std::size_t{1} << s->block_shift);
+  char *x = after ? b->end : b->start - 16;
+  if (x < base || x + 16 > limit) return kNothingToFree;
+  vam_free(x);
+  for (int i = 0; i < 8; ++i)
+    if (!slot_start_of_class(vam_malloc(layout_usable(cls)), cls)) return kOutsideASlot;
+  return 0;
+}
+
+TEST(VamMisuse, FreeOfAnAddressInABlockBeforeOrPastItsObjectsAbortsForEveryClass) {
+  int tested[2] = {0, 0};
+  for (bool after : {true, false})
+    for (unsigned c = 0; c < g_layout.classes; ++c) {
+      const Outcome o = in_child([c, after] { return free_outside_the_objects(c, after); });
+      if (o.code() == kNothingToFree) continue;
+      ++tested[after];
+      ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): invalid pointer") != std::string::npos)
+          << "class " << c << " size " << layout_usable(c) << (after ? " past the last slot" : " before the first")
+          << ": " << describe(o);
+    }
+  // The 48-byte class leaves room at a block's end in every geometry.
+  EXPECT_GE(tested[1], 1);
+}
+
 // ---- 2. Messages that name the cause ---------------------------------------
 
 // A large double free after a backward merge only: the chunk's stale tags
