@@ -23,7 +23,7 @@ def test_report_re_renders_from_the_summary(tmp_path):
 def _a_study_dir(tmp_path):
     """A finished study's directory: the first kept run (docs/runs), decompressed."""
     runs = os.path.join(ROOT, "docs", "runs")
-    name = sorted(n for n in os.listdir(runs) if os.path.isdir(os.path.join(runs, n)))[0]
+    name = sorted(n for n in os.listdir(runs) if os.path.exists(os.path.join(runs, n, "findings.json.gz")))[0]
     d = tmp_path / "study"
     d.mkdir()
     for f in os.listdir(os.path.join(runs, name)):
