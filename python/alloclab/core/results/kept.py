@@ -169,9 +169,9 @@ NO_VERDICT = "no verdict (noisy)"
 def pick_twin(asked: str | None, names: list) -> str | None:
     """The allocator of NAMES a bench measures twice in every round: ASKED ("none": no twin;
     None or "auto": mimalloc when it runs, else glibc, else the first allocator not named vam*, else
-    none). LabError when ASKED is not one of NAMES. mimalloc by default because it is the peer vam
-    meets as the best most often (the originals' reference, the corpus's best over the programs in
-    the kept runs of 2026-11-29): its noise is the noise of the comparison judged."""
+    none). LabError when ASKED is not one of NAMES. mimalloc by default: a fast peer, the originals'
+    reference and the corpus's best over the programs in the kept runs of 2026-11-29, so its noise
+    is close to that of the comparisons judged (no single peer is the best on every program)."""
     if asked is not None and asked.lower() == "none":
         return None
     if asked is not None and asked.lower() != "auto":
