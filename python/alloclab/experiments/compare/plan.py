@@ -133,7 +133,7 @@ def round_order(cells: list, pairs: list, seed: int, rep: int, shuffle: bool = T
     cells). A fixed order (SHUFFLE false) is the cells' own."""
     if not shuffle:
         return list(cells)
-    keys = [frozenset(((a[0], a[1]), (b[0], b[1]))) for a, b in pairs]
+    keys = [frozenset(pair) for pair in pairs]
 
     def apart(order, before):
         seq = ([before] if before is not None else []) + [(a.name, lv) for a, lv in order]
