@@ -225,3 +225,20 @@ def test_re_rendering_a_kept_bench_run_recomputes_rather_than_echoes(tmp_path, k
     changed = _keep_by_hand(copy, kind, tmp_path / "changed", md=mod.render_doc(doc))
     with pytest.raises(AssertionError, match="does not re-render"):
         _bench_run_blocks(changed)
+
+
+def test_kept_bench_runs_from_before_the_twin_render_without_an_aa_null():
+    """The runs kept before the benches had an A/A null hold no twin, and render as they did: no
+    A/A column, no rule, their words unchanged (the re-render check above holds them to their .md)."""
+    old = [n for n in _bench_runs() if n.startswith("2026-11-29-")]
+    assert {"2026-11-29-corpus", "2026-11-29-originals"} <= set(old)
+    for name in old:
+        path = os.path.join(RUNS, name)
+        kind = bench_kind(path)
+        mod = synthetic.bench(kind)
+        doc = read_bench(path, mod.FORMAT)
+        assert "twin" not in doc
+        text = mod.render_doc(doc)
+        assert "A/A" not in text and "~again" not in text and "no verdict" not in text
+        with open(os.path.join(path, kind + ".md"), encoding="utf-8") as f:
+            assert text == f.read()

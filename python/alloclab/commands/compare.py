@@ -51,6 +51,10 @@ def add_arguments(sc) -> None:
                     help="also run each cell once more and sample its resident memory every MS ms "
                          "(default 10) into rss_series.csv and the report's RSS-over-time plot")
     sc.add_argument("--baseline", default=None, help="ALLOCATOR or ALLOCATOR/Adv_N (default glibc/Adv_0)")
+    sc.add_argument("--twin", default=None, metavar="ALLOCATOR",
+                    help="an A/A null: run this one of the allocators a second time in every round, at every "
+                         "level, as the cell ALLOCATOR~again (never next to its original in a round); its ratio "
+                         "to the original is the run's own noise (default: none)")
     sc.add_argument("--profile", default=None, help="use this profile instead of profiling first")
     A.add_seed(sc)
     sc.add_argument("--fixed-order", action="store_true",
@@ -60,6 +64,16 @@ def add_arguments(sc) -> None:
     A.add_export(sc, "markdown", "also write the results table as Markdown here")
     A.add_export(sc, "csv", "also write the per-run rows (results.csv) here")
     A.add_command(sc)
+
+
+def _listed(name: str, names: list) -> str:
+    """NAME as NAMES spell it when it is a path or another spelling of a listed allocator."""
+    if name not in names:
+        try:
+            return allocators.find(name).name
+        except LabError:
+            pass
+    return name
 
 
 def parse_baseline(text: str | None, allocs: list, levels: list) -> Cell:
@@ -73,15 +87,23 @@ def parse_baseline(text: str | None, allocs: list, levels: list) -> Cell:
     if "/" in text and text.rsplit("/", 1)[1].lower().startswith("adv"):
         name, lvl = text.rsplit("/", 1)
         level = Level.parse(lvl)
-    if name not in names:
-        try:
-            name = allocators.find(name).name  # a path or another spelling of a listed allocator
-        except LabError:
-            pass
+    name = _listed(name, names)
     if name not in names or level not in levels:
         raise LabError(f"baseline {text!r} is not a cell of this comparison "
                        f"(allocators {', '.join(names)}; levels {', '.join(lv.label for lv in levels)})")
     return Cell(name, level)
+
+
+def parse_twin(text: str | None, allocs: list):
+    """--twin: the allocator of this comparison (by name, or a path or spelling of one) measured
+    again under NAME~again; None without one. LabError when it is not one of ALLOCS."""
+    if text is None:
+        return None
+    names = [a.name for a in allocs]
+    name = _listed(text, names)
+    if name not in names:
+        raise LabError(f"twin {text!r} is not one of the allocators compared ({', '.join(names)})")
+    return allocators.measured_again(allocs[names.index(name)])
 
 
 @dataclasses.dataclass
@@ -101,7 +123,7 @@ def plan(ns) -> Plan:
     matrix = ComparePlan(cmd, ns.allocators, ns.adv, parse_baseline(ns.baseline, ns.allocators, ns.adv),
                          runs=ns.runs, warmup=ns.warmup, outdir=ns.output, timeout=ns.timeout, cache=ns.cache,
                          profile=ns.profile, seed=ns.seed, shuffle=not ns.fixed_order, prepare=ns.prepare,
-                         show_output=ns.show_output,
+                         show_output=ns.show_output, twin=parse_twin(ns.twin, ns.allocators),
                          rss_every=None if ns.rss_series is None else ns.rss_series / 1000.0)
     return Plan(matrix.check(), ns.setup, ns.cleanup,
                 {"json": ns.export_json, "markdown": ns.export_markdown, "csv": ns.export_csv})

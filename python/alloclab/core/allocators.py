@@ -22,6 +22,7 @@ API::
     lab_libdir() -> str | None             # where the shims were found
     vam_library(twin="") -> str | None    # libvam.so, or libvam-<twin>.so (the `vam` command)
     from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
+    again(name) / is_again(name) / measured_again(allocator)   # an A/A null's twin, named NAME~again
 
 The shims and libvam are found through alloclab.core.paths (one search order
 for every native part: ``$ALLOCLAB_PREFIX``, the package's ``native`` directory,
@@ -57,6 +58,25 @@ SYSTEM_LIBDIRS = [
     "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
     "/usr/local/lib", "/usr/lib64", "/usr/lib", "/lib64", "/lib",
 ]
+
+
+# An A/A null's twin: an allocator measured a second time in the same rounds as itself, under its
+# name with AGAIN after it ("glibc~again"). Twin and original are one library with one environment,
+# so the ratio of their times is an effect of nothing, measured as the run measures everything else.
+AGAIN = "~again"
+
+
+def again(name: str) -> str:
+    return name + AGAIN
+
+
+def is_again(name: str) -> bool:
+    return name.endswith(AGAIN)
+
+
+def measured_again(a: "Allocator") -> "Allocator":
+    """A, the same library and settings, under again(A.name): the twin of an A/A null."""
+    return dataclasses.replace(a, name=again(a.name))
 
 
 class NotInstalled(LabError):

@@ -64,3 +64,27 @@ def originals_doc():
 
 
 DOCS = {"corpus": corpus_doc, "originals": originals_doc}
+
+
+# A twin's second run over its first, per round, before the factor: an A/A null that holds 1.
+AA_NOISE = (0.97, 1.04, 0.99)
+
+
+def corpus_twin_doc(factor=1.0, twin="mimalloc"):
+    """corpus_doc with TWIN measured again in every round (as NAME~again), each time FACTOR times
+    its first run give or take AA_NOISE: 1.0 an A/A null that holds 1, 2.0 one that excludes it."""
+    doc = corpus_doc()
+    doc["twin"] = twin
+    for p in doc["programs"].values():
+        p["times"][twin + "~again"] = [[k, t * factor * AA_NOISE[k - 1]] for k, t in p["times"][twin]]
+    return doc
+
+
+def originals_twin_doc(factor=1.0, twin="mimalloc"):
+    """originals_doc with TWIN measured again in every round (NAME~again), FACTOR times its first
+    run give or take AA_NOISE."""
+    doc = originals_doc()
+    doc["twin"] = twin
+    doc["runs"] += [dict(r, alloc=twin + "~again", score=r["score"] * factor * AA_NOISE[r["round"]])
+                    for r in doc["runs"] if r["alloc"] == twin]
+    return doc

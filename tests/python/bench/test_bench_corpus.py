@@ -62,12 +62,17 @@ def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
     assert [r.split("|")[1].strip() for r in rows] == ["sort"]
     # the row is the compare's own runs: vam's time over glibc's in the one round
     summary = json.loads((out / "runs" / "sort" / "summary.json").read_text())
-    assert summary["meta"]["cache_method"] == "off" and [a for _, a in summary["meta"]["cells"]] == [0] * len(names)
+    # the A/A null's twin (mimalloc by default, else glibc) ran in the same compare, as its last cell
+    twin = "mimalloc" if "mimalloc" in names else "glibc"
+    assert doc["twin"] == twin and doc["programs"]["sort"]["times"][twin + "~again"]
+    assert summary["meta"]["cache_method"] == "off"
+    assert [a for _, a in summary["meta"]["cells"]] == [0] * (len(names) + 1)
+    assert summary["cells"][-1]["allocator"].endswith("~again")
     # a peer given by path is named after its file by compare (libtcmalloc_minimal.so.4): cells by order
     t = [dict(c["program_s_runs"]) for c in summary["cells"]]
     cells = [c.strip() for c in rows[0].split("|")[2:-1]]
-    assert cells[0] == f"{t[0][1]:.3f}"
-    for i, name in enumerate(names[1:], 1):  # one round: no interval to speak of
+    assert cells[0] == f"{t[0][1]:.3f}" and len(cells) == len(names) + 1
+    for i, name in enumerate(names[1:] + [twin + "~again"], 1):  # one round: no interval to speak of
         assert cells[i] == f"{t[i][1] / t[0][1]:.3f} [0.000–∞]", name
 
 
@@ -175,3 +180,99 @@ def test_keep_refuses_a_run_that_does_not_re_render_or_has_no_clean_commit(tmp_p
     with pytest.raises(SystemExit):
         mod.main(["--keep", str(tmp_path / "dest")])
     assert "--keep DEST takes the run's directory" in capsys.readouterr().err
+
+
+# ---- the A/A null: one allocator measured twice in every round (made-up times)
+
+def _vam_rows(mod, doc):
+    """The vam table's rows: program -> its cells after the name."""
+    table = mod.blocks(doc)["vam"].splitlines()
+    return {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[2:-1]] for r in table[2:]}
+
+
+def test_the_twin_is_in_the_report_and_a_null_that_holds_1_leaves_vams_verdict():
+    mod = _bench_module()
+    doc = synthetic.corpus_twin_doc(1.0)
+    md = mod.render_doc(doc)
+    assert "A/A null: mimalloc runs a second time in every round as mimalloc~again" in md
+    assert "excludes 1 the program is marked \"noisy: A/A excludes 1\"" in md  # the rule, stated
+    assert "| program | best peer | A/A: mimalloc~again / mimalloc | vam / best peer |" in md
+    assert "mimalloc~again / glibc" in mod.blocks(doc)["glibc"]   # measured, so shown
+    rows = _vam_rows(mod, doc)
+    jq = {a: [t for _, t in ts] for a, ts in doc["programs"]["jq"]["times"].items()}
+    aa = stats.paired_ratio(x / y for x, y in zip(jq["mimalloc~again"], jq["mimalloc"]))
+    assert not aa.clear
+    assert rows["jq"][1] == f"{aa.geomean:.3f} [{aa.low:.3f}–{aa.high:.3f}] holds 1"
+    assert rows["jq"][2].endswith(" behind") and rows["geometric mean"][1].endswith(" holds 1")
+    # the vam cells are the ones the run without a twin gives, word and all
+    plain = _vam_rows(mod, synthetic.corpus_doc())
+    assert [r[0] for r in rows.values()] == [r[0] for r in plain.values()]
+    assert [r[2] for r in rows.values()] == [r[1] for r in plain.values()]
+
+
+def test_a_twin_far_from_its_original_marks_the_program_noisy_and_withholds_the_verdict():
+    mod = _bench_module()
+    rows = _vam_rows(mod, synthetic.corpus_twin_doc(2.0))
+    for p in ("jq", "sort", "geometric mean"):
+        assert rows[p][1].endswith(" noisy: A/A excludes 1"), rows[p]
+        assert rows[p][2].endswith(" no verdict (noisy)"), rows[p]
+        assert " behind" not in rows[p][2] and " tied" not in rows[p][2]
+
+
+@pytest.mark.parametrize("twin", ["mimalloc", "glibc", "vam"])
+def test_the_twin_is_never_the_best_peer_nor_judged_as_vam(twin):
+    mod = _bench_module()
+    doc = synthetic.corpus_twin_doc(0.3, twin=twin)   # the twin's runs the fastest of all
+    rows = _vam_rows(mod, doc)
+    assert all("~again" not in r[0] for r in rows.values())
+    assert [r[0] for r in rows.values()] == [r[0] for r in _vam_rows(mod, synthetic.corpus_doc()).values()]
+    head = mod.blocks(doc)["vam"].splitlines()[0]
+    assert head.count("/ best peer") == 1 and f"A/A: {twin}~again / {twin}" in head
+
+
+def test_a_run_without_a_twin_says_so_and_one_from_before_renders_as_it_did():
+    mod = _bench_module()
+    before = mod.render_doc(synthetic.corpus_doc())
+    assert "A/A" not in before
+    off = dict(synthetic.corpus_doc(), twin=None)
+    assert "No A/A null in this run (--twin none)" in mod.render_doc(off)
+    assert mod.blocks(off) == mod.blocks(synthetic.corpus_doc())
+
+
+def _fake_compare(calls):
+    """bench/corpus's compare, made up: each cell's one run 0.5 s, the twin's cell named as
+    `alloclab compare --twin` names it; CALLS gets each call's allocators and twin."""
+    def compare(cmd, allocs, rounds, out, timeout, twin=None):
+        calls.append(([a.name for a in allocs], twin))
+        names = [a.name for a in allocs] + ([twin + "~again"] if twin else [])
+        return {"meta": {"allocators": [{"name": a.name} for a in allocs]},
+                "cells": [{"allocator": n, "ok": rounds, "runs": rounds,
+                           "program_s_runs": [[k, 0.5] for k in range(1, rounds + 1)]} for n in names]}, None
+    return compare
+
+
+@pytest.mark.parametrize("asked,twin", [(None, "glibc"), ("glibc@CORPUS_PROBE=1", "glibc@CORPUS_PROBE=1"),
+                                        ("none", None)])
+def test_the_twin_is_recorded_in_the_json(tmp_path, monkeypatch, capsys, asked, twin):
+    mod = synthetic.bench("corpus")
+    calls = []
+    monkeypatch.setattr(mod, "compare", _fake_compare(calls))
+    out = tmp_path / "out"
+    argv = ["--size", "quick", "--rounds", "2", "--programs", "sort", "--allocators", "glibc,glibc@CORPUS_PROBE=1",
+            "-o", str(out)] + (["--twin", asked] if asked else [])
+    assert mod.main(argv) == 0, capsys.readouterr().err
+    doc = json.loads((out / "corpus.json").read_text())
+    assert doc["twin"] == twin and calls == [(["glibc", "glibc@CORPUS_PROBE=1"], twin)]
+    times = doc["programs"]["sort"]["times"]
+    assert set(times) == {"glibc", "glibc@CORPUS_PROBE=1"} | ({twin + "~again"} if twin else set())
+    md = (out / "corpus.md").read_text()
+    assert mod.render_doc(doc) == md
+    # no vam* here, so no verdict to read against the null: the twin is a column of the first table
+    assert (f"| {twin}~again / glibc |" in md) if twin else ("~again" not in md)
+
+
+def test_a_twin_that_is_not_run_is_refused(tmp_path, capsys):
+    mod = _bench_module()
+    assert mod.main(["--allocators", "glibc", "--twin", "jemalloc", "--programs", "sort",
+                     "-o", str(tmp_path / "o")]) == 2
+    assert "--twin 'jemalloc' is not one of the allocators run (glibc)" in capsys.readouterr().err

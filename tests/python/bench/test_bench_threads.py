@@ -249,3 +249,98 @@ def test_originals_name_each_allocator_with_its_library_version_and_settings(tmp
     assert got[1].version.startswith("alloclab build of") and got[0].path is None
     with pytest.raises(LabError, match="vam is not built"):
         o.parse_allocators("vam", str(tmp_path / "none"))
+
+
+# ---- the originals' A/A null: one allocator run twice in every round (made-up runs)
+
+def _vam_row(o, doc):
+    table = o.blocks(doc)["vam"].splitlines()
+    return [c.strip() for c in table[2].split("|")[1:-1]], table[0]
+
+
+def test_originals_place_the_twin_half_way_round_so_no_rotation_puts_it_next_to_itself():
+    o = originals()
+    names = ["glibc", "jemalloc", "mimalloc", "tcmalloc", "vam"]
+    cycle = o.with_twin(names, "mimalloc")
+    assert sorted(cycle) == sorted(names + ["mimalloc~again"]) and cycle[0] == "glibc"
+    for n in (3, 4, 5):
+        for twin in names[:n]:
+            cycle = o.with_twin(names[:n], twin)
+            for r in range(len(cycle)):
+                order = o.rotated(cycle, r)
+                i, j = order.index(twin), order.index(twin + "~again")
+                assert abs(i - j) > 1, (order, twin)
+    assert o.with_twin(names, None) == names
+
+
+def test_originals_record_the_twin_and_run_it_in_every_round(tmp_path, monkeypatch, capsys):
+    o = synthetic.bench("originals")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "larson").write_text("#!/bin/sh\n")
+    (suite / "larson").chmod(0o755)
+    libs = []
+    for name in ("mimalloc", "vam"):
+        lib = tmp_path / f"lib{name}.so"
+        lib.write_bytes(b"\x7fELF")
+        libs.append(f"{name}={lib}")
+    ran = []
+
+    def run_once(exe, argv, alloc, timeout):   # no program runs: each allocator's time made up
+        ran.append(alloc.name)
+        t = {"glibc": 30.0, "mimalloc": 20.0, "mimalloc~again": 20.0, "vam": 19.0}[alloc.name]
+        return {"wall": 1.0, "user": 1.0, "sys": 0.0, "max_rss_kb": 1024, "other_cpu": 0.0, "status": "ok",
+                "output": f"relative time: {t}s\n"}
+    monkeypatch.setattr(o, "run_once", run_once)
+    out = tmp_path / "out"
+    base = ["--suite", str(suite), "--rounds", "4", "--benchmarks", "larson",
+            "--allocators", ",".join(["glibc"] + libs), "-o", str(out)]
+    assert o.main(base) == 0
+    doc = json.loads((out / "originals.json").read_text())
+    assert doc["twin"] == "mimalloc"        # the default: mimalloc when it runs
+    assert ran.count("mimalloc~again") == 4 and len(ran) == 16
+    for k in range(4):                       # one round after another, never side by side
+        order = ran[4 * k: 4 * k + 4]
+        assert abs(order.index("mimalloc") - order.index("mimalloc~again")) > 1, order
+    md = (out / "originals.md").read_text()
+    assert o.render_doc(doc) == md and "A/A null: mimalloc runs a second time" in md
+    assert "| larson | mimalloc | 1.000 [1.000, 1.000] holds 1 | 0.950 [0.950, 0.950] first |" in md
+    capsys.readouterr()
+    ran.clear()
+    assert o.main(base + ["--twin", "none"]) == 0 and "mimalloc~again" not in ran
+    assert json.loads((out / "originals.json").read_text())["twin"] is None
+    assert o.main(base + ["--twin", "jemalloc"]) == 2
+    assert "--twin 'jemalloc' is not one of the allocators run" in capsys.readouterr().err
+
+
+def test_originals_a_twin_far_from_its_original_marks_the_benchmark_noisy():
+    o = originals()
+    row, head = _vam_row(o, synthetic.originals_twin_doc(1.0))
+    assert head.split("|")[3].strip() == "A/A: mimalloc~again / mimalloc"
+    assert row[2].endswith(" holds 1") and row[3].endswith(" first")   # vam ahead in every round, as before
+    assert row[3] == _vam_row(o, synthetic.originals_doc())[0][2]
+    row, _ = _vam_row(o, synthetic.originals_twin_doc(2.0))
+    assert row[2].endswith(" noisy: A/A excludes 1") and row[3].endswith(" no verdict (noisy)")
+    md = o.render_doc(synthetic.originals_twin_doc(2.0))
+    assert "Where its interval excludes 1 the benchmark is marked \"noisy: A/A excludes 1\"" in md
+    assert "mimalloc~again" in o.blocks(synthetic.originals_twin_doc(1.0))["times"]
+
+
+@pytest.mark.parametrize("twin", ["mimalloc", "glibc", "vam"])
+def test_originals_never_take_the_twin_for_the_best_peer_nor_judge_it_as_vam(twin):
+    o = originals()
+    doc = synthetic.originals_twin_doc(0.3, twin=twin)   # the twin the fastest of all
+    s = o.summarise(doc["runs"])["larson"]
+    assert s["best_peer"] == "mimalloc" and "to_best" not in s["cells"][twin + "~again"]
+    row, head = _vam_row(o, doc)
+    assert row[1] == "mimalloc" and head.count("vam") == (1 if twin != "vam" else 3)
+    assert s["aa"]["twin"] == twin + "~again" and s["aa"]["reading"] == "noisy: A/A excludes 1"
+
+
+def test_originals_runs_from_before_the_twin_render_as_they_did():
+    o = originals()
+    md = o.render_doc(synthetic.originals_doc())
+    assert "A/A" not in md and "~again" not in md
+    off = dict(synthetic.originals_doc(), twin=None)
+    assert "No A/A null in this run (--twin none)" in o.render_doc(off)
+    assert o.blocks(off) == o.blocks(synthetic.originals_doc())

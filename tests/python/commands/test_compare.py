@@ -84,3 +84,19 @@ def test_a_malformed_variant_is_refused_before_anything_runs(tmp_path):
                 "--", "true")
     assert r.returncode == 2 and "expected NAME@VAR=VALUE" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_twin_runs_an_allocator_again_in_every_round_never_next_to_itself(tmp_path):
+    """--twin: the A/A null's cell, NAME~again, in every round, apart from its original."""
+    r = compare_cli(tmp_path, "--allocators", "glibc,glibc@TWIN_PROBE=1", "--twin", "glibc", "--runs", "4",
+                    "--warmup", "0", "--", "true")
+    assert r.returncode == 0, r.stderr
+    rows = csv_rows(tmp_path / "o")
+    names = [row["allocator"] for row in rows]
+    assert sorted(set(names)) == ["glibc", "glibc@TWIN_PROBE=1", "glibc~again"]
+    assert names.count("glibc~again") == 4
+    assert not any({x, y} == {"glibc", "glibc~again"} for x, y in zip(names, names[1:])), names
+    cells = {c.allocator for c in read_summary(str(tmp_path / "o" / "summary.json")).cells}
+    assert "glibc~again" in cells
+    bad = compare_cli(tmp_path, "--twin", "jemalloc", "--", "true", out="x")
+    assert bad.returncode == 2 and "twin 'jemalloc' is not one of the allocators compared" in bad.stderr

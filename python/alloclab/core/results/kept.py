@@ -19,6 +19,14 @@ API::
     rerender(path, fmt, render, output=None) -> str   # render(read_bench(path)), into OUTPUT/KIND.md too
     bench_kind(dir) -> str | None         # KIND when DIR holds a kept bench run (and nothing else)
     keep_bench(out, fmt, render, dest) -> list[str]   # OUT's run kept in DEST (LabError: see there)
+    pick_twin(asked, names) -> str | None     # the allocator a bench measures twice a round (--twin)
+    aa_reading(aa) / standing_over_null(pr, aa) -> str   # the A/A null's word, and vam's read against it
+    twin_rule(twin, what) -> str              # the report's paragraph saying how the null is read
+
+The A/A null of a bench run: one allocator (the twin) runs a second time in every round, under
+its name with AGAIN after it (allocators.again), never next to its first run; the bench reports
+the twin's time over its original's, paired by round as vam's over the best peer is, and reads
+vam's verdict against it (twin_rule). The twin is no peer: never the best one.
 
 Here fmt is the bench's Format (its `what` is KIND) and render turns the bench's JSON into its
 Markdown report.
@@ -32,6 +40,7 @@ import shutil
 
 from alloclab import LabError
 from alloclab.core import machine, paths
+from alloclab.core.allocators import again
 from alloclab.core.results.files import GZ, Format, compress, load_json, stored, write_json
 
 JSON, MD = ".json", ".md"
@@ -148,3 +157,54 @@ def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
     with open(os.path.join(dest, kind + MD), "w", encoding="utf-8") as f:
         f.write(render(read_bench(kept, fmt)))  # paths in the tree as the kept JSON gives them
     return [kept, os.path.join(dest, kind + MD)]
+
+
+# ---- the A/A null of a bench run
+
+TWIN_DEFAULT = ("mimalloc", "glibc")   # the twin when none is asked for: the first of these run
+NOISY = "noisy: A/A excludes 1"
+NO_VERDICT = "no verdict (noisy)"
+
+
+def pick_twin(asked: str | None, names: list) -> str | None:
+    """The allocator of NAMES a bench measures twice in every round: ASKED ("none": no twin;
+    None or "auto": mimalloc when it runs, else glibc, else the first allocator not named vam*, else
+    none). LabError when ASKED is not one of NAMES. mimalloc by default: a fast peer, the originals'
+    reference and the corpus's best over the programs in the kept runs of 2026-11-29, so its noise
+    is close to that of the comparisons judged (no single peer is the best on every program)."""
+    if asked is not None and asked.lower() == "none":
+        return None
+    if asked is not None and asked.lower() != "auto":
+        if asked not in names:
+            raise LabError(f"--twin {asked!r} is not one of the allocators run ({', '.join(names)})")
+        return asked
+    for name in TWIN_DEFAULT:
+        if name in names:
+            return name
+    return next((n for n in names if not n.startswith("vam")), None)
+
+
+def aa_reading(aa) -> str:
+    """The A/A null's word (AA: a stats.PairedRatio): "holds 1", or NOISY when its interval
+    excludes 1 (one round: no interval, "holds 1")."""
+    return NOISY if aa is not None and aa.clear else "holds 1"
+
+
+def standing_over_null(pr, aa) -> str:
+    """vam's word over the best peer (PR's first / tied / behind), or NO_VERDICT where the same
+    run's A/A null (AA) excludes 1: its noise there is more than the interval allows for."""
+    return NO_VERDICT if aa is not None and aa.clear else pr.standing
+
+
+def twin_rule(twin: str | None, what: str = "benchmark") -> str:
+    """The report's paragraph on the A/A null of a run whose twin is TWIN (None: a run without
+    one, --twin none); WHAT names a row (benchmark, program)."""
+    if twin is None:
+        return ("No A/A null in this run (--twin none): its verdicts are not read against its own noise.")
+    return (f"A/A null: {twin} runs a second time in every round as {again(twin)}, never next to its "
+            f"first run; the A/A column is {again(twin)}'s time over {twin}'s, paired by round as vam's "
+            f"over the best peer is. It measures an effect of nothing. Where its interval excludes 1 the "
+            f"{what} is marked \"{NOISY}\": the run's noise there is more than its intervals allow for, "
+            f"and vam's reading there is \"{NO_VERDICT}\", whatever its interval. Elsewhere first / tied "
+            f"/ behind stand; a tie's interval set beside the A/A one shows how much of it is the run's "
+            f"noise. The twin is no peer: never the best one.")

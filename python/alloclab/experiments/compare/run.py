@@ -5,7 +5,8 @@ run_matrix() profiles the command once (on glibc, unless the plan names a
 profile), then runs every cell `warmup` times unrecorded and `runs` times
 measured, round-robin over the cells so that drift in the machine hits every
 cell alike (each round visits the cells in a new seeded random order, so no
-cell always follows the same neighbour). Each measured run is appended to
+cell always follows the same neighbour; an A/A twin never runs next to its
+original: plan.round_order). Each measured run is appended to
 DIR/results.csv and flushed as soon as it ends; when the matrix stops early
 (Ctrl-C, an exception) the rows written so far stay, and the summary and
 report are still written from them.
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -40,7 +40,7 @@ from alloclab.core.results.runs import RowWriter, RunRow
 from alloclab.core.results.series import write_rss_series
 from alloclab.core.results.summary import Meta, Summary, write_summary
 from alloclab.experiments.compare import report
-from alloclab.experiments.compare.plan import ComparePlan, repeat_seed
+from alloclab.experiments.compare.plan import ComparePlan, repeat_seed, round_order
 from alloclab.experiments.compare.summary import summarise
 from alloclab.measure import cache, litter
 from alloclab.measure import profile as profiling
@@ -179,9 +179,7 @@ def _rounds(m: _Matrix, prog: Progress, writer: RowWriter, f) -> None:
     k = 0
     first = len(m.cells) * (p.first_repeat - 1)   # the run numbers of the rounds before, run apart
     for rep in range(p.first_repeat, p.first_repeat + p.runs):
-        order = list(m.cells)
-        if p.shuffle:
-            random.Random(p.seed * 1000003 + rep).shuffle(order)
+        order = round_order(m.cells, p.twin_pairs, p.seed, rep, p.shuffle)
         rep_seed = repeat_seed(p.seed, rep)
         for a, lv in order:
             preload, env = m.setup(a, lv, rep_seed)

@@ -27,14 +27,14 @@ import os
 import re
 
 from alloclab import LabError
-from alloclab.core.allocators import Allocator
+from alloclab.core.allocators import Allocator, measured_again
 from alloclab.core.levels import Cell, Level
 from alloclab.core.results.runs import StudyRow, read_rows
 from alloclab.experiments.compare.plan import ComparePlan
 from alloclab.experiments.compare.run import run_matrix
 from alloclab.experiments.study.plan import Plan
 from alloclab.experiments.study.programs import Program
-from alloclab.experiments.study.verdicts.data import NULL_ALLOCATOR, again
+from alloclab.experiments.study.verdicts.data import NULL_ALLOCATOR
 
 RESULTS = "results.csv"
 TWIN_LEVELS = (Level.ADV_0, Level.ADV_3)   # the clean heap, and the littered heap the claims judge
@@ -53,21 +53,17 @@ class StudyInterrupted(Exception):
 @dataclasses.dataclass
 class StudyMatrix(ComparePlan):
     """A comparison whose cells are ONLY (every allocator at every level when None), plus the
-    null's TWIN at each of TWIN_LEVELS when there is one."""
+    null's twin (ComparePlan.twin) at each of its twin_levels when there is one."""
 
     only: list | None = None      # (Allocator, Level) pairs
-    twin: Allocator | None = None
-    twin_levels: tuple = (Level.ADV_0,)
 
     @property
-    def cells(self) -> list:
-        base = list(self.only) if self.only is not None else [(a, lv) for a in self.allocators
-                                                              for lv in self.levels]
-        return base + ([(self.twin, lv) for lv in self.twin_levels] if self.twin else [])
+    def base_cells(self) -> list:
+        return list(self.only) if self.only is not None else super().base_cells
 
 
 def twin_of(allocator: Allocator) -> Allocator:
-    return dataclasses.replace(allocator, name=again(allocator.name))
+    return measured_again(allocator)
 
 
 def matrix_plan(p: Plan, prog: Program, profile_path: str | None, timeout: float, only=None,

@@ -41,20 +41,12 @@ import math
 from typing import Callable
 
 from alloclab import stats
+from alloclab.core.allocators import AGAIN, again, is_again  # noqa: F401  the null's twin: "glibc~again"
 
-AGAIN = "~again"          # the null's twin: "glibc~again" is glibc's clean cell measured a second time
 NULL_ALLOCATOR = "glibc"  # the allocator whose clean cell is measured twice (every program runs on it)
 MEASURES = ("program_cpu_s", "program_inproc_s", "program_s")
 NAIVE = "malloc"          # 2026 Table 4's naive build of a program
 EMULATOR = "emulator"     # the 2002 region emulator
-
-
-def again(name: str) -> str:
-    return name + AGAIN
-
-
-def is_again(name: str) -> bool:
-    return name.endswith(AGAIN)
 
 
 @dataclasses.dataclass
