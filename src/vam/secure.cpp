@@ -461,8 +461,10 @@ VAM_SECURE_INLINE void check_freed_last() noexcept {
   if (q != nullptr && VAM_UNLIKELY(!first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed)))) confirm_freed_last(q);
 }
 
-// vam's object of `align` (0: malloc's) holding pad + n + kCanary bytes, armed.
-void *allocate(std::size_t align, std::size_t n) noexcept {
+// vam's object of `align` (0: malloc's) holding pad + room + kCanary bytes
+// (room >= n: the headroom of a growing realloc), armed for n. Inlined into
+// allocate (room n) and realloc alone: malloc's path carries no third argument.
+VAM_SECURE_INLINE void *allocate_room(std::size_t align, std::size_t n, std::size_t room) noexcept {
   check_freed_last();
   if (n == 0 && align <= 16) {
     if (void *z = zero_object()) return z;
@@ -472,7 +474,7 @@ void *allocate(std::size_t align, std::size_t n) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  const std::size_t with = n + pad + kCanary;
+  const std::size_t with = room + pad + kCanary;
   void *p = align > 16 ? alloclab::vam::aligned_or_null(align, with) : alloclab::vam::malloc_impl(with);
   if (p == nullptr) {
     errno = ENOMEM;
@@ -480,6 +482,25 @@ void *allocate(std::size_t align, std::size_t n) noexcept {
   }
   return arm(p, pad, n);
 }
+void *allocate(std::size_t align, std::size_t n) noexcept { return allocate_room(align, n, n); }
+
+// A realloc that grows past the room vam's object holds moves, and asks for
+// a quarter more room than n (n + n / 2^kGrowShift, kept in place by the
+// next reallocs until it is used up). Without it, a buffer grown a few bytes
+// at a time moved at every step once vam's object fitted it to within a
+// rounding (a large object: a 16-byte tag; a huge one: a page), each move
+// a copy of all of it and a scrub of the old one (a madvise from 64 KiB up,
+// and the pages faulted in again): quadratic. With it, the moves of a buffer
+// grown to N bytes copy and scrub about 4N bytes in all (a few dozen moves
+// to reach 4 MiB). Every check stays as it was: the canaries are written
+// right after the n bytes asked (the headroom lies beyond them, as a size
+// class's rounding does), the size word says n, and the old object goes
+// through release as a free does (zeroed, quarantined, checked when it
+// leaves). vam's own growth in place (a large object into a free neighbour,
+// a huge one by mremap) is not used: it would need the object's segment
+// looked up, which the secure mode does nowhere else, and in this mode the
+// neighbour of a freed object waits in the quarantine rather than being free.
+constexpr unsigned kGrowShift = 2;
 
 bool valid_alignment(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
@@ -530,7 +551,13 @@ void *realloc_impl(void *q, std::size_t n) noexcept {
     set_canaries(static_cast<char *>(q), at.n, 0);
     return arm(at.p, at.pad, n);
   }
-  void *r = allocate(0, n);
+  void *r = nullptr;
+  if (n > at.n) {
+    const int saved = errno;
+    r = allocate_room(0, n, n + (n >> kGrowShift));
+    if (r == nullptr) errno = saved;  // the headroom was refused: n alone, below
+  }
+  if (r == nullptr) r = allocate(0, n);
   if (r == nullptr) return nullptr;  // errno is ENOMEM; q stays valid
   memmove(r, q, at.n < n ? at.n : n);  // not the checked memcpy: r's room is known
   release(q, at);
