@@ -62,7 +62,6 @@ constexpr std::size_t kFront = 32;   // two canary words, the size word and the 
 constexpr std::size_t kCanary = 32;  // four canary words after the object
 constexpr std::size_t kReach = 32;   // how far before an object check_copy looks for a copy into its front
 constexpr std::size_t kPageBytes = 4096;
-constexpr std::size_t kScrubPages = 64 * 1024;  // from this size up, freed pages are zeroed by the kernel
 constexpr std::size_t kEdge = 64;                // bytes checked at each end of an object leaving the quarantine
 constexpr std::size_t kRing = 64;
 constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;    // bytes of one object
@@ -289,18 +288,15 @@ VAM_SECURE_INLINE Place check_live(const void *q) noexcept {
 }
 
 // A freed object's bytes become zeroes (what it held never reaches a read after
-// free, or its next owner): a large one's whole pages by the kernel.
-void scrub(char *from, char *to) noexcept {
-  if (static_cast<std::size_t>(to - from) < kScrubPages) {
-    zero(from, to);
-    return;
-  }
-  char *a = reinterpret_cast<char *>((reinterpret_cast<std::uintptr_t>(from) + kPageBytes - 1) & ~(kPageBytes - 1));
-  char *b = reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(to) & ~(kPageBytes - 1));
-  memset(from, 0, static_cast<std::size_t>(a - from));
-  if (b > a && madvise(a, static_cast<std::size_t>(b - a), MADV_DONTNEED) != 0) memset(a, 0, static_cast<std::size_t>(b - a));
-  memset(b, 0, static_cast<std::size_t>(to - b));
-}
+// free, or its next owner), by stores whatever its size: not by handing its
+// whole pages to the kernel (madvise MADV_DONTNEED, as from 64 KiB up
+// before). vam gives the same memory out again soon, and each page then
+// faulted back in, zeroed by the kernel, cost far more than the stores: jq
+// joining 40,000 strings frees an object of 86-455 KiB at each step, and
+// spent most of its time in the kernel, in 33,238 madvise calls and the
+// faults after them. An object above kQuarantineMax is not zeroed at all
+// (release), so the stores stop at 1 MiB an object.
+VAM_SECURE_INLINE void scrub(char *from, char *to) noexcept { zero(from, to); }
 
 // A freed object's first 16 bytes (all of a smaller one) still zero.
 VAM_SECURE_INLINE bool first_bytes_zero(const char *q, std::size_t n) noexcept {
@@ -489,10 +485,9 @@ void *allocate(std::size_t align, std::size_t n) noexcept { return allocate_room
 // next reallocs until it is used up). Without it, a buffer grown a few bytes
 // at a time moved at every step once vam's object fitted it to within a
 // rounding (a large object: a 16-byte tag; a huge one: a page), each move
-// a copy of all of it and a scrub of the old one (a madvise from 64 KiB up,
-// and the pages faulted in again): quadratic. With it, the moves of a buffer
-// grown to N bytes copy and scrub about 4N bytes in all (a few dozen moves
-// to reach 4 MiB). Every check stays as it was: the canaries are written
+// a copy of all of it and a scrub of the old one: quadratic. With it, the
+// moves of a buffer grown to N bytes copy and scrub about 4N bytes in all (a
+// few dozen moves to reach 4 MiB). Every check stays as it was: the canaries are written
 // right after the n bytes asked (the headroom lies beyond them, as a size
 // class's rounding does), the size word says n, and the old object goes
 // through release as a free does (zeroed, quarantined, checked when it
