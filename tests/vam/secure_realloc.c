@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "secure_preloaded.h"
+
 #define kTop ((size_t)4 << 20)
 #define kMaxMoves 128  // about log(4 MiB) / log(1.25) = 68 with a quarter's headroom, and the small classes' steps
 
@@ -132,14 +134,7 @@ static void realloc_old_object(size_t size) {
 }
 
 int main(void) {
-  // The secure library is preloaded: malloc_usable_size is the size asked.
-  void *probe = malloc(5);
-  if (malloc_usable_size(probe) != 5) {
-    fprintf(stderr, "secure_realloc: libvam-secure.so is not preloaded (usable size of malloc(5) is %zu)\n",
-            malloc_usable_size(probe));
-    return 1;
-  }
-  free(probe);
+  if (!secure_preloaded("secure_realloc")) return 1;
 
   // Growth one byte at a time: few moves, every byte kept, each move's old
   // object zeroed while it waits.

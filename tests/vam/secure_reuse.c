@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "secure_preloaded.h"
+
 #define kBytes ((size_t)256 << 10)
 #define kRounds 2000
 #define kMaxFaults 4000  // the first rounds' pages (256), and slack; the pages given back: 126 a round
@@ -20,13 +22,7 @@ static long minor_faults(void) {
 }
 
 int main(void) {
-  void *probe = malloc(5);
-  if (malloc_usable_size(probe) != 5) {
-    fprintf(stderr, "secure_reuse: libvam-secure.so is not preloaded (usable size of malloc(5) is %zu)\n",
-            malloc_usable_size(probe));
-    return 1;
-  }
-  free(probe);
+  if (!secure_preloaded("secure_reuse")) return 1;
 
   int failures = 0;
   const long before = minor_faults();
