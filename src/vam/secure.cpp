@@ -62,7 +62,6 @@ constexpr std::size_t kFront = 32;   // two canary words, the size word and the 
 constexpr std::size_t kCanary = 32;  // four canary words after the object
 constexpr std::size_t kReach = 32;   // how far before an object check_copy looks for a copy into its front
 constexpr std::size_t kPageBytes = 4096;
-constexpr std::size_t kScrubPages = 64 * 1024;  // from this size up, freed pages are zeroed by the kernel
 constexpr std::size_t kEdge = 64;                // bytes checked at each end of an object leaving the quarantine
 constexpr std::size_t kRing = 64;
 constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;    // bytes of one object
@@ -289,18 +288,15 @@ VAM_SECURE_INLINE Place check_live(const void *q) noexcept {
 }
 
 // A freed object's bytes become zeroes (what it held never reaches a read after
-// free, or its next owner): a large one's whole pages by the kernel.
-void scrub(char *from, char *to) noexcept {
-  if (static_cast<std::size_t>(to - from) < kScrubPages) {
-    zero(from, to);
-    return;
-  }
-  char *a = reinterpret_cast<char *>((reinterpret_cast<std::uintptr_t>(from) + kPageBytes - 1) & ~(kPageBytes - 1));
-  char *b = reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(to) & ~(kPageBytes - 1));
-  memset(from, 0, static_cast<std::size_t>(a - from));
-  if (b > a && madvise(a, static_cast<std::size_t>(b - a), MADV_DONTNEED) != 0) memset(a, 0, static_cast<std::size_t>(b - a));
-  memset(b, 0, static_cast<std::size_t>(to - b));
-}
+// free, or its next owner), by stores whatever its size: not by handing its
+// whole pages to the kernel (madvise MADV_DONTNEED, as from 64 KiB up
+// before). vam gives the same memory out again soon, and each page then
+// faulted back in, zeroed by the kernel, cost far more than the stores: jq
+// joining 40,000 strings frees an object of 86-455 KiB at each step, and
+// spent most of its time in the kernel, in 33,238 madvise calls and the
+// faults after them. An object above kQuarantineMax is not zeroed at all
+// (release), so the stores stop at 1 MiB an object.
+VAM_SECURE_INLINE void scrub(char *from, char *to) noexcept { zero(from, to); }
 
 // A freed object's first 16 bytes (all of a smaller one) still zero.
 VAM_SECURE_INLINE bool first_bytes_zero(const char *q, std::size_t n) noexcept {
@@ -461,8 +457,10 @@ VAM_SECURE_INLINE void check_freed_last() noexcept {
   if (q != nullptr && VAM_UNLIKELY(!first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed)))) confirm_freed_last(q);
 }
 
-// vam's object of `align` (0: malloc's) holding pad + n + kCanary bytes, armed.
-void *allocate(std::size_t align, std::size_t n) noexcept {
+// vam's object of `align` (0: malloc's) holding pad + room + kCanary bytes
+// (room >= n: the headroom of a growing realloc), armed for n. Inlined into
+// allocate (room n) and realloc alone: malloc's path carries no third argument.
+VAM_SECURE_INLINE void *allocate_room(std::size_t align, std::size_t n, std::size_t room) noexcept {
   check_freed_last();
   if (n == 0 && align <= 16) {
     if (void *z = zero_object()) return z;
@@ -472,7 +470,7 @@ void *allocate(std::size_t align, std::size_t n) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  const std::size_t with = n + pad + kCanary;
+  const std::size_t with = room + pad + kCanary;
   void *p = align > 16 ? alloclab::vam::aligned_or_null(align, with) : alloclab::vam::malloc_impl(with);
   if (p == nullptr) {
     errno = ENOMEM;
@@ -480,6 +478,24 @@ void *allocate(std::size_t align, std::size_t n) noexcept {
   }
   return arm(p, pad, n);
 }
+void *allocate(std::size_t align, std::size_t n) noexcept { return allocate_room(align, n, n); }
+
+// A realloc that grows past the room vam's object holds moves, and asks for
+// a quarter more room than n (n + n / 2^kGrowShift, kept in place by the
+// next reallocs until it is used up). Without it, a buffer grown a few bytes
+// at a time moved at every step once vam's object fitted it to within a
+// rounding (a large object: a 16-byte tag; a huge one: a page), each move
+// a copy of all of it and a scrub of the old one: quadratic. With it, the
+// moves of a buffer grown to N bytes copy and scrub about 4N bytes in all (a
+// few dozen moves to reach 4 MiB). Every check stays as it was: the canaries are written
+// right after the n bytes asked (the headroom lies beyond them, as a size
+// class's rounding does), the size word says n, and the old object goes
+// through release as a free does (zeroed, quarantined, checked when it
+// leaves). vam's own growth in place (a large object into a free neighbour,
+// a huge one by mremap) is not used: it would need the object's segment
+// looked up, which the secure mode does nowhere else, and in this mode the
+// neighbour of a freed object waits in the quarantine rather than being free.
+constexpr unsigned kGrowShift = 2;
 
 bool valid_alignment(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) == 0; }
 
@@ -530,7 +546,13 @@ void *realloc_impl(void *q, std::size_t n) noexcept {
     set_canaries(static_cast<char *>(q), at.n, 0);
     return arm(at.p, at.pad, n);
   }
-  void *r = allocate(0, n);
+  void *r = nullptr;
+  if (n > at.n) {
+    const int saved = errno;
+    r = allocate_room(0, n, n + (n >> kGrowShift));
+    if (r == nullptr) errno = saved;  // the headroom was refused: n alone, below
+  }
+  if (r == nullptr) r = allocate(0, n);
   if (r == nullptr) return nullptr;  // errno is ENOMEM; q stays valid
   memmove(r, q, at.n < n ? at.n : n);  // not the checked memcpy: r's room is known
   release(q, at);
