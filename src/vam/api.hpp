@@ -54,30 +54,23 @@ void free_checked(Segment *s, void *p) noexcept;
 // update. Then the front block; Miss(n) when neither serves.
 template <auto Miss>
 [[gnu::always_inline]] inline void *malloc_from(FrontSlot &slot, std::size_t n) noexcept(noexcept(Miss(n))) {
-  if (const std::uintptr_t v = load_relaxed(slot.hot)) {
-    if (VAM_LIKELY((v & 7) == 0)) {  // a list of one
-      store_relaxed<std::uintptr_t>(slot.hot, 0);
-      return reinterpret_cast<void *>(v);
-    }
-    void *p = hot_head(v);
-    store_relaxed(slot.hot, *static_cast<const std::uintptr_t *>(p) ^ g_free_key);
-    return p;
-  }
+  if (const std::uintptr_t v = load_relaxed(slot.hot)) return hot_take(slot.hot, v);
   if (void *p = small_alloc_block(slot.front)) return p;  // g_no_front if none
   return Miss(n);
 }
 
-// In the default geometry (size_classes.hpp, inline_fine and inline_tiny;
-// both 0 in the others: VAM_HEADERS=on, VAM_CLASSES=coarse) the inline path
-// finds the class's entry from the request: 9..kSmallMax bytes at byte
-// offset 16 * class, which is (n + 15) & ~15, and 0..8 bytes at the 8-byte
-// class's, slots[0]. The range check of the first is one compare of n - 9
-// (the 0..8 bytes wrap round above every limit), so the split costs the
-// common request nothing; a request of 0..8 bytes pays a second compare
-// and a jump. Both end in one offset from the heap: written as one path,
-// the compiler keeps the entry's address out of the return register (as
-// two, it moved every result into place: one instruction and a jump more
-// on each front-block malloc).
+// In the default geometry (size_classes.hpp, inline_limit; 0 in the
+// others: VAM_HEADERS=on, VAM_CLASSES=coarse) the inline path finds the
+// class's entry from the request: 9..kSmallMax bytes at byte offset
+// 16 * class, which is (n + 15) & ~15, and 0..8 bytes at the 8-byte class's,
+// slots[0]. The choice between the two offsets is a select, not a branch:
+// a program that mixes requests of up to 8 bytes with larger ones in no
+// order (half of glibc's thread benchmark's requests are 4..8 bytes; the
+// public suite's alloc-test draws many) mispredicts a branch there on every
+// other malloc, where the select costs two instructions on every call. The
+// range check is then one compare. Both end in one offset from the heap:
+// written as one path, the compiler keeps the entry's address out of the
+// return register.
 //
 // Miss and Other take what the inline path does not (malloc_miss and
 // malloc_other for malloc), called last, so that the inline path saves no
@@ -85,11 +78,9 @@ template <auto Miss>
 // new_handler on null (override.cpp). The inline path itself never fails.
 template <auto Miss, auto Other>
 inline void *malloc_inline(std::size_t n) noexcept(noexcept(Miss(n)) && noexcept(Other(n))) {
-  std::size_t off = (n + 15) & ~std::size_t{15};
-  if (VAM_UNLIKELY(n - (kTinyMax + 1) >= g_layout.inline_fine)) {
-    if (VAM_UNLIKELY(n >= g_layout.inline_tiny)) return Other(n);
-    off = 0;
-  }
+  const std::size_t fine = (n + 15) & ~std::size_t{15};
+  const std::size_t off = n > kTinyMax ? fine : 0;
+  if (VAM_UNLIKELY(n >= g_layout.inline_limit)) return Other(n);
   return malloc_from<Miss>(*reinterpret_cast<FrontSlot *>(reinterpret_cast<char *>(t_heap->slots) + off), n);
 }
 

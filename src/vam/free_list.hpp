@@ -95,15 +95,19 @@ inline std::uint32_t use_state(const Block *b) noexcept {
 }
 
 // One more live object in b, and one fewer (`word`: use_state(b), used >
-// 0), each one store. malloc's is an x86 add to memory, one instruction
-// where a relaxed atomic store of the value plus one compiles to three.
-// free stores the whole use_state word: its fast path loads that word, and
-// a load wider than the store before it cannot take its value from the
-// store buffer, so a run of frees into one block would wait on the cache at
-// every free (docs/vam.md, "One word for free's tests"). used > 0, so the
-// borrow never reaches `state`. Sanitizer builds keep the atomic form.
+// 0), each one store, and each of the whole use_state word: free's fast
+// path loads that word, and a load wider than the store before it cannot
+// take its value from the store buffer, so a free after a malloc or a free
+// into the same block would wait for the store to reach the cache (docs/vam.md,
+// "One word for free's tests"). malloc's is an x86 add to memory, one
+// instruction where a relaxed atomic store of the value plus one compiles
+// to three. used < kMaxSlots < 0xffff and used > 0, so neither the carry
+// nor the borrow reaches `state`. Sanitizer builds keep the atomic form.
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-inline void used_inc(Block *b) noexcept { asm("addw $1, %0" : "+m"(b->used)); }
+using UseStateWord = std::uint32_t __attribute__((may_alias));
+inline void used_inc(Block *b) noexcept {
+  asm("addl $1, %0" : "+m"(*reinterpret_cast<UseStateWord *>(reinterpret_cast<char *>(b) + offsetof(Block, used))));
+}
 inline void used_dec(Block *b, std::uint32_t word) noexcept {
   word -= 1;
   __builtin_memcpy(reinterpret_cast<char *>(b) + offsetof(Block, used), &word, sizeof word);

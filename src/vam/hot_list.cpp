@@ -30,7 +30,7 @@ namespace alloclab::vam {
   std::uintptr_t rest = 0;
   for (unsigned i = kept; i-- > 0;) {
     *static_cast<std::uintptr_t *>(keep[i]) = rest ^ g_free_key;
-    rest = reinterpret_cast<std::uintptr_t>(keep[i]) | (kept - 1 - i);
+    rest = hot_word(keep[i], kept - i);
   }
   set_class_hot(h, b->cls, rest);
 }

@@ -5,10 +5,11 @@
 // free had just written, each load waiting on the one before; from the
 // list it reads one (docs/vam.md, "The hot list").
 //
-// The list is one word: its head, with its length less one in the low three
-// bits, or 0. Each object's first word holds the rest of the list the same
-// way, g_free_key-encoded (0 at the end), so a pop moves that word into the
-// entry and reads no length; a list of one is the object's bare address.
+// The list is one word: its head, with its length less one in the top bits
+// (hot_word), or 0. Each object's first word holds the rest of the list the
+// same way, g_free_key-encoded (0 at the end), so a pop moves that word into
+// the entry and reads no length; a list of one is the object's bare address,
+// its first word untouched.
 //
 // Rules:
 // - A hot object's block is full and counts it as live (statistics subtract
@@ -31,10 +32,30 @@
 
 namespace alloclab::vam {
 
-inline constexpr unsigned kHotMax = 7;
-static_assert(kHotMax <= 8);
-inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & ~std::uintptr_t{7}); }
-inline unsigned hot_length(std::uintptr_t v) noexcept { return v == 0 ? 0 : static_cast<unsigned>(v & 7) + 1; }
+// A list word: the head's address in the low 56 bits (user-space addresses,
+// with 4- or 5-level page tables), its length less one in the top 8 (so a
+// list of one is its head's bare address).
+inline constexpr unsigned kHotLenShift = 56;
+inline constexpr std::uintptr_t kHotHeadMask = (std::uintptr_t{1} << kHotLenShift) - 1;
+// Objects a class's list holds at most: enough that a program freeing and
+// allocating one class in no order seldom finds the list empty at a malloc
+// or full at a free (each a branch it would mispredict), few enough that
+// the full blocks they keep full stay a small share of the heap.
+inline constexpr unsigned kHotMax = 31;
+static_assert(kHotMax < 128);  // a word of 0, encoded, has its top bit set: never a link (hot_push)
+inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & kHotHeadMask); }
+inline unsigned hot_length(std::uintptr_t v) noexcept {
+  return v == 0 ? 0 : static_cast<unsigned>(v >> kHotLenShift) + 1;
+}
+inline std::uintptr_t hot_word(const void *head, unsigned length) noexcept {
+  return reinterpret_cast<std::uintptr_t>(head) | std::uintptr_t{length - 1} << kHotLenShift;
+}
+// Does word w, decoded, read as a link of a list (a user-space head and a
+// length below kHotMax)? For data, by chance: 1 in 2^21.
+inline bool hot_link_like(std::uintptr_t w) noexcept {
+  const std::uintptr_t x = w ^ g_free_key;
+  return (x & kHotHeadMask) >> 47 == 0 && (x >> kHotLenShift) < kHotMax;
+}
 // The hot list of class cls, 0 when empty, and its head. The heap's owner
 // writes it; statistics read its length from other threads (from the entry,
 // never from an object): relaxed atomics, plain moves.
@@ -45,15 +66,24 @@ inline void *class_hot(const Heap *h, unsigned cls) noexcept { return hot_head(c
 inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
   store_relaxed(h->slots[front_slot(cls)].hot, v);
 }
-// The hot list v's head, taken off: the rest goes into the slot.
-// The list's last object links to nothing, and is not read for it.
-inline std::uintptr_t hot_rest(std::uintptr_t v, const void *head) noexcept {
-  return VAM_LIKELY((v & 7) == 0) ? 0 : *static_cast<const std::uintptr_t *>(head) ^ g_free_key;
+// The head of the list v, in `entry`, taken off. A list of one is its
+// object's bare address, and the object is not read; a longer list's head
+// holds the rest, which goes into the entry, and the word is zeroed, so
+// that the object handed out never reads as a link to a later free
+// (hot_link_like), as a block's pop zeroes its (free_list.hpp). The test
+// is of the length bits alone: the list of one needs no mask.
+[[gnu::always_inline]] inline void *hot_take(std::uintptr_t &entry, std::uintptr_t v) noexcept {
+  if (v >> kHotLenShift == 0) {
+    store_relaxed<std::uintptr_t>(entry, 0);
+    return reinterpret_cast<void *>(v);
+  }
+  auto *w = static_cast<std::uintptr_t *>(hot_head(v));
+  store_relaxed(entry, *w ^ g_free_key);
+  *w = 0;
+  return w;
 }
 inline void *hot_pop(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
-  void *p = hot_head(v);
-  set_class_hot(h, cls, hot_rest(v, p));
-  return p;
+  return hot_take(h->slots[front_slot(cls)].hot, v);
 }
 // Is p on the hot list v? (A walk of at most kHotMax links.)
 inline bool hot_holds(std::uintptr_t v, const void *p) noexcept {

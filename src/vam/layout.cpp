@@ -28,12 +28,12 @@ Layout make_layout(const Options &o) noexcept {
       l.class_of[i] = static_cast<std::uint8_t>(s <= 8 ? 0 : (64 - __builtin_clzll(s - 1)) - 3);
     }
     for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = c < l.classes ? 8u << c : 0u;
-    l.inline_fine = l.inline_tiny = 0;  // malloc_impl's inline path computes the default classes
+    l.inline_fine = l.inline_limit = 0;  // malloc_impl's inline path computes the default classes
   }
   if (o.headers) {
     l.header = 16;
     for (unsigned c = 0; c < l.classes; ++c) l.slot[c] += l.header;
-    l.inline_fine = l.inline_tiny = 0;  // malloc_impl's inline path never writes a header
+    l.inline_fine = l.inline_limit = 0;  // malloc_impl's inline path never writes a header
   }
   l.lifo = o.block_alloc == int(BlockAlloc::lifo) ? 1 : 0;
   l.order = static_cast<std::uint32_t>(o.order);

@@ -219,16 +219,17 @@ static_assert(line_whole_fits());
 // object in page blocks; larger ones go to the large-object heap). They are settled once, before the
 // first block is carved, into this table, which the fast paths read: the
 // class of a request is one byte load whatever the spacing, and the inline
-// malloc path admits the requests `inline_fine` and `inline_tiny` admit, so
-// a geometry it cannot serve (headers) costs the default path nothing but
-// those compares' operands.
+// malloc path admits the requests below `inline_limit`, so a geometry it
+// cannot serve (headers) costs the default path nothing but that compare's
+// operand.
 struct alignas(64) Layout {
   // First, the fields malloc and free read on every call outside the
   // inline path: one cache line.
-  // malloc_impl serves n inline when n - 9 < inline_fine (9..kSmallMax bytes)
-  // or n < inline_tiny (0..8): in the default geometry only, else both 0.
+  // In the default geometry only, else both 0: malloc_impl serves n inline
+  // when n < inline_limit (0..kSmallMax bytes); inline_fine, kSmallMax - 8,
+  // says that it does (free fills the hot lists that path reads).
   std::size_t inline_fine;
-  std::size_t inline_tiny;
+  std::size_t inline_limit;
   std::uint32_t coarse;                      // VAM_CLASSES=coarse (class_of differs from size_class)
   std::uint32_t page_max;                    // VAM_PAGE_MAX: requests up to this go to page blocks
   std::uint32_t header;                      // bytes before each small object: 0 or 16
@@ -250,7 +251,7 @@ struct alignas(64) Layout {
 };
 
 static_assert(offsetof(Layout, inline_fine) / 64 == offsetof(Layout, coarse) / 64 &&
-                  offsetof(Layout, inline_fine) / 64 == offsetof(Layout, inline_tiny) / 64 &&
+                  offsetof(Layout, inline_fine) / 64 == offsetof(Layout, inline_limit) / 64 &&
                   offsetof(Layout, inline_fine) / 64 == offsetof(Layout, discard) / 64 &&
                   offsetof(Layout, inline_fine) / 64 == offsetof(Layout, large_max) / 64 &&
                   offsetof(Layout, inline_fine) / 64 == offsetof(Layout, large_quick) / 64 &&
@@ -263,7 +264,7 @@ constexpr Layout default_layout() noexcept {
   for (std::size_t i = 0; i <= kPageMax / 8; ++i) l.class_of[i] = static_cast<std::uint8_t>(size_class(i * 8));
   for (unsigned c = 0; c < kNumClasses; ++c) l.slot[c] = static_cast<std::uint32_t>(class_size(c));
   l.inline_fine = kSmallMax - 8;  // 9..kSmallMax
-  l.inline_tiny = 9;              // 0..8
+  l.inline_limit = kSmallMax + 1;  // 0..kSmallMax
   l.header = 0;
   for (unsigned c = 0; c < kNumClasses; ++c)
     l.kind[c] = static_cast<std::uint8_t>(block_kind_for(class_size(c), kMediumBlockBytes / kPage, kBlockObjects));

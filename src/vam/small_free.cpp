@@ -82,12 +82,12 @@ void hot_push(Heap *h, Block *b, void *p) noexcept {
   // fast path): with another on top it becomes the end, and says so.
   if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
   // Every object on a list of two or more holds its link. p's first word
-  // decodes as one (a user-space address, or 0) when p is on the list, or
-  // by chance: 1 in 2^17 for data, never for null, small integers or
-  // pointers (g_free_key's top bit).
-  else if (VAM_UNLIKELY((*w ^ g_free_key) >> 47 == 0) && hot_holds(hot, p)) return small_free_invalid(b, p);
+  // decodes as one (hot_link_like) when p is on the list, or by chance:
+  // never for null, small integers or pointers (g_free_key's top bit), nor
+  // for an object a malloc took from a list or a block (both zero the word).
+  else if (VAM_UNLIKELY(hot_link_like(*w)) && hot_holds(hot, p)) return small_free_invalid(b, p);
   *w = hot ^ g_free_key;
-  set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p) + hot_length(hot));
+  set_class_hot(h, cls, hot_word(p, hot_length(hot) + 1));
 }
 
 // A waiting block's list becomes pending slots: they come back in address

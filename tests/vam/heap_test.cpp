@@ -37,7 +37,7 @@ TEST(VamCacheSets, WhatMallocAndFreeReadIsNotInTheSetOfPageStarts) {
   // the options malloc and free consult share the line malloc reads anyway
   EXPECT_EQ(set_of(&g_layout.large_max), set_of(&g_layout.inline_fine));
   EXPECT_EQ(set_of(&g_layout.discard), set_of(&g_layout.inline_fine));
-  EXPECT_EQ(set_of(&g_layout.inline_tiny), set_of(&g_layout.inline_fine));
+  EXPECT_EQ(set_of(&g_layout.inline_limit), set_of(&g_layout.inline_fine));
   EXPECT_EQ(g_layout.large_max, 256u * 1024);  // the default VAM_LARGE_MAX
   Heap *h = object_segment(small)->owner;
   ASSERT_NE(h, nullptr);

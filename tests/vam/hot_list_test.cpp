@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -147,16 +148,16 @@ TEST(VamHot, TheHotListHoldsUpToItsLengthLastInFirstOut) {
   const unsigned cls = f.record(0)->cls;
   const vam_stats_t before = stats();
   for (unsigned i = 0; i < kHotMax; ++i) {
-    vam_free(f.blocks[i][i]);
+    vam_free(f.blocks[i][i % TwoBlocks::kPer]);
     EXPECT_EQ(hot_length(class_hot_list(h, cls)), i + 1);
-    EXPECT_EQ(class_hot(h, cls), f.blocks[i][i]);
+    EXPECT_EQ(class_hot(h, cls), f.blocks[i][i % TwoBlocks::kPer]);
   }
   for (unsigned i = 0; i < kHotMax; ++i) {
     EXPECT_EQ(f.record(i)->state, BlockState::full);
     EXPECT_EQ(f.record(i)->used, TwoBlocks::kPer);
   }
   EXPECT_EQ(stats().class_live[cls] + kHotMax, before.class_live[cls]);
-  for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.blocks[i][i]);
+  for (unsigned i = kHotMax; i-- > 0;) EXPECT_EQ(vam_malloc(1024), f.blocks[i][i % TwoBlocks::kPer]);
   EXPECT_EQ(class_hot_list(h, cls), 0u);
   f.release({});
 }
@@ -199,7 +200,7 @@ TEST(VamHot, ARegainTakesBackOnlyItsOwnBlocksObjects) {
     freed.insert(f.blocks[i][0]);
   }
   ASSERT_EQ(hot_length(class_hot_list(h, cls)), kHotMax);
-  Block *x = f.record(2);  // its object is fifth from the top
+  Block *x = f.record(2);  // its object is third from the bottom
   vam_free(f.blocks[2][5]);  // the list full: x is regained
   freed.insert(f.blocks[2][5]);
   EXPECT_NE(x->state, BlockState::full);
@@ -233,19 +234,51 @@ TEST(VamHot, CollectReturnsTheHotObjects) {
 }
 
 // A second free of any object on the hot list aborts: of its head, of one
-// in the middle, of its last (the first pushed).
-void double_free_on_the_hot_list(unsigned which) {
-  FullBlocks f(4);
-  if (f.blocks.size() < 4) abort();  // not the check under test: the message differs
-  for (unsigned k = 0; k < 4; ++k) vam_free(f.blocks[k][1]);
+// in the middle, of its last (the first pushed), on a list of `len`.
+void double_free_on_the_hot_list(unsigned len, unsigned which) {
+  FullBlocks f(len);
+  if (f.blocks.size() < len) abort();  // not the check under test: the message differs
+  for (unsigned k = 0; k < len; ++k) vam_free(f.blocks[k][1]);
   vam_free(f.blocks[which][1]);
 }
 TEST(VamHot, DoubleFreeOfAnyObjectOnTheHotListAborts) {
-  static_assert(alloclab::vam::kHotMax >= 5);
+  using alloclab::vam::kHotMax;
+  static_assert(kHotMax >= 5);
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(double_free_on_the_hot_list(3), "vam: free\\(\\): double free detected");
-  EXPECT_DEATH(double_free_on_the_hot_list(1), "vam: free\\(\\): double free detected");
-  EXPECT_DEATH(double_free_on_the_hot_list(0), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(4, 3), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(4, 1), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(4, 0), "vam: free\\(\\): double free detected");
+  // A full list: the walk reaches its first object, kHotMax - 1 links down.
+  EXPECT_DEATH(double_free_on_the_hot_list(kHotMax, kHotMax / 2), "vam: free\\(\\): double free detected");
+  EXPECT_DEATH(double_free_on_the_hot_list(kHotMax, 0), "vam: free\\(\\): double free detected");
+}
+
+// An object a malloc takes from a hot list of two or more held the list's
+// link in its first word; the word is zeroed as it is handed out, so that
+// its next free, when the program left the word alone, does not read as a
+// free of an object on the list (hot_link_like) and walk it.
+TEST(VamHot, AnObjectTakenFromTheHotListDoesNotHoldItsLink) {
+  using namespace alloclab::vam;
+  FullBlocks f(kHotMax);
+  ASSERT_EQ(f.blocks.size(), kHotMax);
+  Heap *h = segment_of(f.blocks[0][0])->owner;
+  const unsigned cls = f.record(0)->cls;
+  std::set<char *> freed;
+  for (unsigned i = 0; i < kHotMax; ++i) {
+    std::memset(f.blocks[i][1], 0x5a, 1024);
+    vam_free(f.blocks[i][1]);
+  }
+  ASSERT_EQ(hot_length(class_hot_list(h, cls)), kHotMax);
+  for (unsigned i = kHotMax; i-- > 0;) {
+    char *p = static_cast<char *>(vam_malloc(1024));
+    ASSERT_EQ(p, f.blocks[i][1]);
+    std::uintptr_t first;
+    std::memcpy(&first, p, sizeof first);
+    if (i == 0) continue;  // a list of one: the list's end, its word the end mark, not read
+    EXPECT_EQ(first, 0u) << "taken from a list of " << i + 1;
+    EXPECT_FALSE(hot_link_like(first));
+  }
+  f.release(freed);
 }
 
 TEST(VamHot, ThreadExitReturnsTheHotObject) {
