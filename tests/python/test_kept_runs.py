@@ -230,8 +230,8 @@ def test_re_rendering_a_kept_bench_run_recomputes_rather_than_echoes(tmp_path, k
 def test_kept_bench_runs_from_before_the_twin_render_without_an_aa_null():
     """The runs kept before the benches had an A/A null hold no twin, and render as they did: no
     A/A column, no rule, their words unchanged (the re-render check above holds them to their .md)."""
-    old = [n for n in _bench_runs() if n.startswith("2026-11-29-")]
-    assert {"2026-11-29-corpus", "2026-11-29-originals"} <= set(old)
+    old = ["2026-11-29-corpus", "2026-11-29-originals"]
+    assert set(old) <= set(_bench_runs())
     for name in old:
         path = os.path.join(RUNS, name)
         kind = bench_kind(path)
@@ -242,3 +242,17 @@ def test_kept_bench_runs_from_before_the_twin_render_without_an_aa_null():
         assert "A/A" not in text and "~again" not in text and "no verdict" not in text
         with open(os.path.join(path, kind + ".md"), encoding="utf-8") as f:
             assert text == f.read()
+
+
+def test_kept_bench_runs_with_a_twin_carry_their_aa_null():
+    """A kept bench run made with the A/A twin records it, and its report reads vam against it."""
+    twin = [n for n in _bench_runs() if n.endswith("-twin")]
+    assert {"2026-11-29-corpus-twin", "2026-11-29-originals-twin"} <= set(twin)
+    for name in twin:
+        path = os.path.join(RUNS, name)
+        kind = bench_kind(path)
+        mod = synthetic.bench(kind)
+        doc = read_bench(path, mod.FORMAT)
+        assert doc.get("twin")
+        text = mod.render_doc(doc)
+        assert "A/A null" in text and doc["twin"] + "~again" in text
