@@ -51,7 +51,9 @@ inline std::uintptr_t hot_word(const void *head, unsigned length) noexcept {
   return reinterpret_cast<std::uintptr_t>(head) | std::uintptr_t{length - 1} << kHotLenShift;
 }
 // Does word w, decoded, read as a link of a list (a user-space head and a
-// length below kHotMax)? For data, by chance: 1 in 2^21.
+// length below kHotMax)? For data, by chance: about 1 in 2^12 (nine bits
+// that must match the key's, and a length field below 31 of 256); such a
+// match costs a walk of the list, nothing more.
 inline bool hot_link_like(std::uintptr_t w) noexcept {
   const std::uintptr_t x = w ^ g_free_key;
   return (x & kHotHeadMask) >> 47 == 0 && (x >> kHotLenShift) < kHotMax;
