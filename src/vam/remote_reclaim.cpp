@@ -44,11 +44,19 @@
 //     pushed back is walked again only after as many new ones, so the walks
 //     cost at most about twice what draining the frees would.
 //
-// Large objects (remote_free_large counts them by size) are not handed
-// over: the pusher gives back the pages inside each (give_back_inside) and
-// pushes it back as it was, for the owner's drain to free as before. A live
-// large object's inside is the program's alone; its tag and the next
-// chunk's are on the pages kept.
+// Large objects (remote_free_large counts them by size) are freed by the
+// pusher itself when it gets the owner's large lock (LargeHeap::try_lock,
+// large_region.hpp), which the owner holds for each of its own large calls:
+// the owner's free, its checks and merge included (reclaim_free), and the
+// pages of the merged chunk that the object's overlap go back at once.
+// Pages that hold the tags between neighbouring objects come back too, once
+// both neighbours are freed, which a discard inside one object cannot do
+// (an object of 3,000 bytes has no page of its own). The lock is only
+// tried: an owner that holds it is not idle, and then, as when fork is
+// waiting (below), the pusher gives back the pages inside each object
+// (give_back_inside) and pushes it back as it was, for the owner's drain
+// to free: a live large object's inside is the program's alone; its tag and
+// the next chunk's are on the pages kept.
 //
 // Only the chain, the pusher's scratch table (mapped and unmapped here) and
 // the pages are written; a record proves itself with a word keyed by
@@ -56,6 +64,8 @@
 // (bit 1 set) is not taken for one. Not done: heaps no thread owns (orphans
 // have their own way back, threads.cpp), VAM_HEADERS (a header lies before
 // a block's first slot) and VAM_DISCARD=off (nothing goes back).
+#include <sched.h>
+
 #include <algorithm>
 
 #include "layers/os.hpp"
@@ -70,6 +80,15 @@
 namespace alloclab::vam {
 
 std::atomic<std::uint64_t> g_reclaimed_blocks{0};
+std::atomic<std::uint64_t> g_reclaimed_large{0};
+std::atomic<std::uint32_t> g_large_reclaims{0};
+std::atomic<bool> g_fork_waiting{false};
+
+void reclaim_fork_prepare() noexcept {
+  g_fork_waiting.store(true, std::memory_order_seq_cst);
+  while (g_large_reclaims.load(std::memory_order_seq_cst) != 0) sched_yield();
+}
+void reclaim_fork_done() noexcept { g_fork_waiting.store(false, std::memory_order_relaxed); }
 
 namespace {
 
@@ -242,6 +261,33 @@ char *block_first(const Seen *e) noexcept {
 }
 char *block_last(const Seen *e) noexcept { return block_first(e) + (std::size_t{1} << segment_of(e->block)->block_shift); }
 
+// The owner's large lock, tried once per reclaim, at its first large
+// object, and held to the reclaim's end. Fork waits for every holder
+// (reclaim_fork_prepare): a child must not inherit a lock no thread of its
+// will release, nor a heap half changed. A holder counts itself before it
+// reads the flag and fork sets the flag before it reads the count, both
+// sequentially consistent, so one of the two sees the other.
+struct LargeHold {
+  LargeHeap *held = nullptr;
+  bool tried = false;
+  bool take(Heap *owner) noexcept {
+    if (tried) return held != nullptr;
+    tried = true;
+    g_large_reclaims.fetch_add(1, std::memory_order_seq_cst);
+    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.try_lock()) {
+      held = &owner->large;
+      return true;
+    }
+    g_large_reclaims.fetch_sub(1, std::memory_order_release);
+    return false;
+  }
+  ~LargeHold() {
+    if (!held) return;
+    held->unlock();
+    g_large_reclaims.fetch_sub(1, std::memory_order_release);
+  }
+};
+
 }  // namespace
 
 void remote_reclaim(Heap *owner) noexcept {
@@ -257,22 +303,37 @@ void remote_reclaim(Heap *owner) noexcept {
   Runs inner;  // large objects' pages, in the chain's order
   std::size_t blocks = 0;
   Seen *last = nullptr;
+  LargeHold hold;
+  std::uint64_t large_freed = 0;
   FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     const auto a = reinterpret_cast<std::uintptr_t>(f);
     auto *node = reinterpret_cast<FreeObj *>(a & ~kRecordBit);
+    const Segment *s = (a & kRecordBit) ? nullptr : object_segment(node);
+    const bool large = s && s->kind == SegKind::large;
+    const bool free_now = large && s->owner == owner && hold.take(owner);
+    // Before its link is read: an object freed already would hold a free
+    // list's link there, and the walk would follow it.
+    if (free_now) LargeHeap::check_in_use(node);
     FreeObj *next = remote_next(node);
-    if (a & kRecordBit) {
+    if (!s) {
       keep.add(node, kRecordBit);  // an earlier reclaim's record (or a misaligned free: the drain aborts)
     } else {
       // Freed twice in a row by other threads: the second push linked it to itself.
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
-      if (object_segment(node)->kind == SegKind::large) keep.add(node, 0, give_back_inside(inner, node));
-      else if (!count_in(sc, blocks, last, node)) keep.add(node, 0);
+      if (free_now) {
+        owner->large.reclaim_free(node);
+        ++large_freed;
+      } else if (large) {
+        keep.add(node, 0, give_back_inside(inner, node));
+      } else if (!count_in(sc, blocks, last, node)) {
+        keep.add(node, 0);
+      }
     }
     f = next;
   }
   inner.flush();
+  if (large_freed) g_reclaimed_large.fetch_add(large_freed, std::memory_order_relaxed);
   std::size_t complete = 0;
   for (std::size_t k = 0; k < blocks; ++k) {
     Seen &e = *sc->met[k];
