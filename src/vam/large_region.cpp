@@ -2,8 +2,6 @@
 // coalescing (layers/coalesce.hpp).
 #include "vam/large_region.hpp"
 
-#include <sched.h>
-
 #include "layers/coalesce.hpp"
 #include "layers/os.hpp"
 #include "vam/check.hpp"
@@ -459,14 +457,6 @@ void LargeHeap::sweep(bool aging) noexcept {
   if (!aging) dirty_.v.store(0, std::memory_order_relaxed);  // no free chunk is marked dirty any more
 }
 
-void LargeHeap::lock_wait() noexcept {
-  for (unsigned spins = 0;; ++spins) {
-    if (lock_.load(std::memory_order_relaxed) == 0 && lock_.exchange(1, std::memory_order_acquire) == 0) return;
-    if (spins < 64) __builtin_ia32_pause();
-    else sched_yield();
-  }
-}
-
 void LargeHeap::check_in_use(const void *p) noexcept {
   const Chunk *c = chunk_of_payload(p);
   if (VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, false);
@@ -481,11 +471,11 @@ void LargeHeap::check_in_use(const void *p) noexcept {
 // them back if they are still dirty. A page p's chunk shares with a
 // neighbour was never discarded while p lived (a discard covers pages
 // wholly inside one free chunk or, remote_reclaim.cpp's give_back_inside,
-// inside one object), so `fresh` counts it once.
-void LargeHeap::reclaim_free(void *p) noexcept {
+// inside one object), so it is counted once.
+void LargeHeap::reclaim_free(void *p, std::uintptr_t *from, std::uintptr_t *to) noexcept {
   check_in_use(p);
   Chunk *c = chunk_of_payload(p);
-  Segment *seg = segment_of(c);
+  const Segment *seg = segment_of(c);
   std::size_t s = chunk_size(c);
   reclaimed_.large_bytes.add(static_cast<std::int64_t>(s - kChunkHeader));
   reclaimed_.large_objects.add(1);
@@ -494,30 +484,36 @@ void LargeHeap::reclaim_free(void *p) noexcept {
   Tags t{this};
   c = coalesce(t, c, s);
   const auto base = reinterpret_cast<std::uintptr_t>(c);
-  std::uintptr_t to = base + s;
+  std::uintptr_t end = base + s;
   const auto touched = reinterpret_cast<std::uintptr_t>(seg->touched_end);
-  if (to > touched) to = touched;
+  if (end > touched) end = touched;
   std::uintptr_t a = up(base + kMinChunk);
   if (down(orig_start) > a) a = down(orig_start);
-  std::uintptr_t b = down(to);
+  std::uintptr_t b = down(end);
   if (up(orig_end) < b) b = up(orig_end);
   std::size_t disc = t.disc;
   if (b > a) {
-    if (load_relaxed(seg->hugepages)) {
-      os::advise_hugepages(seg, kSegmentBytes, false);
-      store_relaxed(seg->hugepages, 0u);
-      reclaimed_.hugepage_segments.add(1);
-    }
-    os::discard(reinterpret_cast<void *>(a), b - a);
-    reclaimed_.discard_calls.add(1);
     reclaimed_.pages_discarded.add(static_cast<std::int64_t>(pages_in(b - a)));
     disc += pages_in(b - a);
   }
+  *from = a;
+  *to = b;
   c->head = s | t.flags;
   const std::size_t cap = pages_in(s);
   c->disc_pages = disc < cap ? disc : cap;
   next_chunk(c)->prev_size = s;
   insert(c);
+}
+
+void LargeHeap::reclaim_discard(std::uintptr_t from, std::uintptr_t to) noexcept {
+  Segment *seg = segment_of(reinterpret_cast<void *>(from));
+  if (load_relaxed(seg->hugepages)) {  // as HeapSegments::discard: the kernel would fill them back
+    os::advise_hugepages(seg, kSegmentBytes, false);
+    store_relaxed(seg->hugepages, 0u);
+    reclaimed_.hugepage_segments.add(1);
+  }
+  os::discard(reinterpret_cast<void *>(from), to - from);
+  reclaimed_.discard_calls.add(1);
 }
 
 }  // namespace alloclab::vam

@@ -19,11 +19,11 @@
 // go through the heap's remote list first.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "layers/fit_bins.hpp"
+#include "layers/spin_lock.hpp"
 #include "vam/check.hpp"
 #include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
@@ -117,27 +117,11 @@ class LargeHeap {
  public:
   // The large lock. Every call below that changes or reads the lists or
   // the tags of free chunks is made under it (heap.cpp, vam.cpp,
-  // discard.cpp, abandon.cpp). The owner takes it with one exchange on a
-  // line its large calls read anyway and, finding it held (a reclaim is
-  // freeing into the heap, for a bounded time), waits. Another thread only
-  // tries it (try_lock).
-  class Lock {
-   public:
-    explicit Lock(LargeHeap &l) noexcept : l_(l) { l_.lock(); }
-    ~Lock() { l_.unlock(); }
-    Lock(const Lock &) = delete;
-    Lock &operator=(const Lock &) = delete;
-
-   private:
-    LargeHeap &l_;
-  };
-  void lock() noexcept {
-    if (VAM_UNLIKELY(lock_.exchange(1, std::memory_order_acquire) != 0)) lock_wait();
-  }
-  bool try_lock() noexcept {
-    return lock_.load(std::memory_order_relaxed) == 0 && lock_.exchange(1, std::memory_order_acquire) == 0;
-  }
-  void unlock() noexcept { lock_.store(0, std::memory_order_release); }
+  // discard.cpp, abandon.cpp: SpinGuard). The owner takes it with one
+  // exchange on a line its large calls read anyway and, finding it held (a
+  // reclaim is freeing into the heap, for a bounded time), waits. Another
+  // thread only tries it (SpinLock::try_lock).
+  SpinLock &lock() noexcept { return lock_; }
 
   void init(Heap *owner, HeapSegments *segments) noexcept {
     owner_ = owner;
@@ -171,11 +155,16 @@ class LargeHeap {
   std::int64_t dirty_pages() const noexcept { return dirty_.get(); }
   // Free large object p of this heap for its owner, from another thread
   // holding the lock (remote_reclaim.cpp): the owner's free, checks and
-  // merge included, then every page wholly inside the merged chunk that
-  // overlaps p's goes back at once, whatever the discard policy. Nothing
-  // goes to a quick list and no region is unmapped (both touch what the
-  // owner changes without the lock); the statistics go to reclaimed().
-  void reclaim_free(void *p) noexcept;
+  // merge included. The pages wholly inside the merged chunk that overlap
+  // p's, [*from, *to) (empty when from >= to), are counted as discarded:
+  // the caller gives them back with reclaim_discard before it unlocks,
+  // whatever the discard policy, in as few calls as the ranges of its
+  // frees merge into. Nothing goes to a quick list and no region is
+  // unmapped (both touch what the owner changes without the lock); the
+  // statistics go to reclaimed().
+  void reclaim_free(void *p, std::uintptr_t *from, std::uintptr_t *to) noexcept;
+  // Give back whole pages [from, to) inside one region, under the lock.
+  void reclaim_discard(std::uintptr_t from, std::uintptr_t to) noexcept;
   // Aborts, as free would, unless p is a large object in use whose tags
   // fit: what a reclaim checks before it reads p's link.
   static void check_in_use(const void *p) noexcept;
@@ -254,7 +243,7 @@ class LargeHeap {
   // segs_ for the statistics, dirty_ for the heap's discard count, the
   // lists' bytes and lengths.
   HeapSegments *segs_ = nullptr;  // the owner's: regions come and go, pages are discarded, through it
-  std::atomic<std::uint32_t> lock_{0};  // Lock
+  SpinLock lock_;
   Counter dirty_;  // sum of dirty_of() over the free lists (read without the lock: dirty_total)
   std::size_t quick_bytes_ = 0;
   std::uint8_t quick_n_[kQuickLists] = {};
@@ -264,8 +253,6 @@ class LargeHeap {
   std::size_t nregions_ = 0;
   LargeBins bins_;
   ReclaimCounts reclaimed_;  // written under the lock by reclaim_free only
-
-  void lock_wait() noexcept;
 };
 
 }  // namespace alloclab::vam

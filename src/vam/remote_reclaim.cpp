@@ -134,10 +134,15 @@ struct Seen {
 };
 constexpr std::size_t kSeenSlots = 2048;  // open addressing, a power of two
 constexpr std::size_t kSeenMax = kSeenSlots / 2;  // blocks met; the objects of more are pushed back
+constexpr std::size_t kLargeRanges = 2048;  // page ranges of large frees held before their calls
+struct PageRange {
+  std::uintptr_t from, to;
+};
 struct Scratch {
   Seen seen[kSeenSlots];
   Seen *met[kSeenMax];       // the entries in use, in the order met
   Seen *complete[kSeenMax];
+  PageRange large[kLargeRanges];
 };
 constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 1);
 
@@ -261,6 +266,20 @@ char *block_first(const Seen *e) noexcept {
 }
 char *block_last(const Seen *e) noexcept { return block_first(e) + (std::size_t{1} << segment_of(e->block)->block_shift); }
 
+// The page ranges of the large objects a reclaim frees, in address order,
+// merged where they touch (neighbours freed in one reclaim): one discard
+// call a run. Within one region only: reclaim_discard advises its region.
+void discard_large(LargeHeap &l, PageRange *r, std::size_t n) noexcept {
+  std::sort(r, r + n, [](const PageRange &x, const PageRange &y) { return x.from < y.from; });
+  for (std::size_t i = 0; i < n;) {
+    std::uintptr_t from = r[i].from, to = r[i].to;
+    const auto region = from & ~(kSegmentBytes - 1);
+    for (++i; i < n && r[i].from <= to && (r[i].from & ~(kSegmentBytes - 1)) == region; ++i)
+      if (r[i].to > to) to = r[i].to;
+    l.reclaim_discard(from, to);
+  }
+}
+
 // The owner's large lock, tried once per reclaim, at its first large
 // object, and held to the reclaim's end. Fork waits for every holder
 // (reclaim_fork_prepare): a child must not inherit a lock no thread of its
@@ -274,7 +293,7 @@ struct LargeHold {
     if (tried) return held != nullptr;
     tried = true;
     g_large_reclaims.fetch_add(1, std::memory_order_seq_cst);
-    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.try_lock()) {
+    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.lock().try_lock()) {
       held = &owner->large;
       return true;
     }
@@ -283,7 +302,7 @@ struct LargeHold {
   }
   ~LargeHold() {
     if (!held) return;
-    held->unlock();
+    held->lock().unlock();
     g_large_reclaims.fetch_sub(1, std::memory_order_release);
   }
 };
@@ -305,6 +324,7 @@ void remote_reclaim(Heap *owner) noexcept {
   Seen *last = nullptr;
   LargeHold hold;
   std::uint64_t large_freed = 0;
+  std::size_t ranges = 0;
   FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     const auto a = reinterpret_cast<std::uintptr_t>(f);
@@ -322,8 +342,13 @@ void remote_reclaim(Heap *owner) noexcept {
       // Freed twice in a row by other threads: the second push linked it to itself.
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
       if (free_now) {
-        owner->large.reclaim_free(node);
+        PageRange &r = sc->large[ranges];
+        owner->large.reclaim_free(node, &r.from, &r.to);
         ++large_freed;
+        if (r.from < r.to && ++ranges == kLargeRanges) {
+          discard_large(owner->large, sc->large, ranges);
+          ranges = 0;
+        }
       } else if (large) {
         keep.add(node, 0, give_back_inside(inner, node));
       } else if (!count_in(sc, blocks, last, node)) {
@@ -333,6 +358,7 @@ void remote_reclaim(Heap *owner) noexcept {
     f = next;
   }
   inner.flush();
+  if (ranges) discard_large(owner->large, sc->large, ranges);  // under the lock, which `hold` keeps to the end
   if (large_freed) g_reclaimed_large.fetch_add(large_freed, std::memory_order_relaxed);
   std::size_t complete = 0;
   for (std::size_t k = 0; k < blocks; ++k) {

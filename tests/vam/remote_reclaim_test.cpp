@@ -289,11 +289,15 @@ TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
 }
 
 TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
-  // The owner keeps making large calls (mallocs of 1.5 to 40 KB, frees,
-  // reallocs that grow in place or move) while main frees the 3,000-byte
+  // The owner keeps making large calls while main frees the 3,000-byte
   // objects it handed over, and the reclaims free them into the owner's
-  // heap under its large lock. Every object the owner keeps keeps its
-  // pattern, and no address is handed out twice.
+  // heap under its large lock. The objects it keeps lie between the ones it
+  // handed over (one every 16), so the reclaims' merges write the tags next
+  // to them while the owner shrinks and grows them in place with realloc,
+  // and now and then frees one and mallocs another (a malloc that misses
+  // the quick lists drains the stack, which would leave a reclaim nothing
+  // to do). Every kept object keeps its pattern, and no address is handed
+  // out twice.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   constexpr size_t kSize = 3000;
   const size_t count = 8 * static_cast<size_t>(kReclaimObjects) / 12 + 1;  // 12 units each: 8 reclaims' worth
@@ -301,6 +305,7 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
   struct Kept {
     unsigned char *p;
     size_t n;
+    size_t cap;  // its size when allocated: realloc grows it back that far
     unsigned char v;
   };
   std::vector<Kept> kept;
@@ -309,34 +314,37 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
   const std::uint64_t before = g_reclaimed_large.load();
   std::atomic<bool> freed{false};
   std::thread owner([&] {
-    for (auto &p : handed) p = vam_malloc(kSize);
-    steps.finished();
     unsigned x = 12345;
-    for (int round = 0; round < 2000 || !freed.load(); ++round) {
+    auto fresh = [&](unsigned char v) {
       x = x * 1103515245u + 12345u;
-      const size_t n = 1500 + (x >> 8) % 40000;
+      const size_t n = 1500 + (x >> 8) % 20000;
       auto *p = static_cast<unsigned char *>(vam_malloc(n));
-      const auto v = static_cast<unsigned char>(round | 1);
       memset(p, v, n);
-      kept.push_back({p, n, v});
-      if (kept.size() > 64) {  // one out: freed, or grown by realloc and kept
-        const size_t k = (x >> 4) % kept.size();
-        if (x & 1) {
-          vam_free(kept[k].p);
-          kept[k] = kept.back();
-          kept.pop_back();
-        } else {
-          const size_t m = kept[k].n + 1 + (x >> 12) % 6000;
-          auto *q = static_cast<unsigned char *>(vam_realloc(kept[k].p, m));
-          for (size_t j = 0; j < kept[k].n; ++j) ASSERT_EQ(q[j], kept[k].v) << "realloc lost byte " << j;
-          memset(q, kept[k].v, m);
-          kept[k].p = q;
-          kept[k].n = m;
-        }
+      return Kept{p, n, n, v};
+    };
+    for (size_t i = 0; i < count; ++i) {
+      handed[i] = vam_malloc(kSize);
+      if (i % 16 == 0) kept.push_back(fresh(static_cast<unsigned char>(kept.size() | 1)));
+    }
+    steps.finished();
+    for (int round = 0; round < 20000 || !freed.load(); ++round) {
+      x = x * 1103515245u + 12345u;
+      Kept &k = kept[(x >> 4) % kept.size()];
+      if (round % 256 == 0) {
+        vam_free(k.p);
+        k = fresh(static_cast<unsigned char>(round | 1));
+      } else {
+        // Shrink (the tail goes back to the lists, merged with a free
+        // neighbour) or grow back (into that free tail): in place.
+        const size_t m = (x & 1) ? k.n - (x >> 12) % (k.n / 2) : k.cap;
+        auto *q = static_cast<unsigned char *>(vam_realloc(k.p, m));
+        const size_t keep = m < k.n ? m : k.n;
+        for (size_t j = 0; j < keep; j += 251) ASSERT_EQ(q[j], k.v) << "realloc lost byte " << j;
+        memset(q, k.v, m);
+        k.p = q;
+        k.n = m;
       }
-      // Mostly not in a large call, so that most reclaims find the lock free.
-      for (const Kept &k : kept) ASSERT_EQ(k.p[k.n - 1], k.v);
-      if (round % 50 == 0) std::this_thread::yield();
+      if (round % 64 == 0) std::this_thread::yield();
     }
   });
   steps.wait_all(1);
