@@ -228,17 +228,17 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
 }
 
 TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
-  // 3,000-byte objects (large, but with no page of their own: a page holds
-  // the tags of one or two): the reclaims take the owner's large lock and
+  // 3,000-byte objects by default (large, but with no page of their own: a
+  // page holds the tags of one or two): the reclaims take the owner's large lock and
   // free them as the owner would, merged with their free neighbours, and the
   // merged chunks' pages go back. Giving back only the pages inside each
   // object left all of them resident. The statistics see the frees made for
   // the owner at once; the owners then wake and allocate as much again.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   constexpr int kThreads = 2;
-  constexpr size_t kSize = 3000;
-  constexpr size_t kCount = (size_t{16} << 20) / kSize;
-  constexpr size_t kTotal = kThreads * kCount * kSize;
+  const size_t kSize = g_layout.page_max + 1976;  // large: 3,000 bytes by default
+  const size_t kCount = (size_t{16} << 20) / kSize;
+  const size_t kTotal = kThreads * kCount * kSize;
   std::vector<void *> ptrs(kThreads * kCount);
   vam_free(vam_malloc(64));  // main's heap exists
   const size_t rss0 = rss_bytes();
@@ -289,8 +289,8 @@ TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
 }
 
 TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
-  // The owner keeps making large calls while main frees the 3,000-byte
-  // objects it handed over, and the reclaims free them into the owner's
+  // The owner keeps making large calls while main frees the large objects
+  // (3,000 bytes by default) it handed over, and the reclaims free them into the owner's
   // heap under its large lock. The objects it keeps lie between the ones it
   // handed over (one every 16), so the reclaims' merges write the tags next
   // to them while the owner shrinks and grows them in place with realloc,
@@ -299,8 +299,9 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
   // to do). Every kept object keeps its pattern, and no address is handed
   // out twice.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
-  constexpr size_t kSize = 3000;
-  const size_t count = 8 * static_cast<size_t>(kReclaimObjects) / 12 + 1;  // 12 units each: 8 reclaims' worth
+  const size_t kSize = g_layout.page_max + 1976;  // large: 3,000 bytes by default
+  const size_t units = (kSize >> kLargeUnitShift) + 1;  // what each counts towards a reclaim
+  const size_t count = 8 * static_cast<size_t>(kReclaimObjects) / units + 1;  // 8 reclaims' worth
   std::vector<void *> handed(count);
   struct Kept {
     unsigned char *p;
