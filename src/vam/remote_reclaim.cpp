@@ -42,21 +42,25 @@
 //  5. Pace. The pusher takes the objects it pushed back off remote_queued,
 //     so the next reclaim waits for kReclaimObjects new frees: an object
 //     pushed back is walked again only after as many new ones, so the walks
-//     cost at most about twice what draining the frees would.
+//     cost at most about twice what draining the frees would. A large
+//     object met for the first time is the exception (below): it is due at
+//     the next reclaim, and is walked at most twice.
 //
-// Large objects (remote_free_large counts them by size) are freed by the
-// pusher itself when it gets the owner's large lock (LargeHeap::try_lock,
-// large_region.hpp), which the owner holds for each of its own large calls:
-// the owner's free, its checks and merge included (reclaim_free), and the
-// pages of the merged chunk that the object's overlap go back at once.
-// Pages that hold the tags between neighbouring objects come back too, once
-// both neighbours are freed, which a discard inside one object cannot do
-// (an object of 3,000 bytes has no page of its own). The lock is only
-// tried: an owner that holds it is not idle, and then, as when fork is
-// waiting (below), the pusher gives back the pages inside each object
-// (give_back_inside) and pushes it back as it was, for the owner's drain
-// to free: a live large object's inside is the program's alone; its tag and
-// the next chunk's are on the pages kept.
+// Large objects (remote_free_large counts them by size) met for the first
+// time: the pusher gives back the pages inside each (give_back_inside),
+// marks it, and pushes it back as it was, for the owner's drain to free: a
+// live large object's inside is the program's alone; its tag and the next
+// chunk's are on the pages kept. Met again by the next reclaim (marked:
+// the owner has not drained since), it is freed by the pusher itself when
+// it gets the owner's large lock (SpinLock::try_lock; large_region.hpp),
+// which the owner holds for each of its own large calls: the owner's free,
+// its checks and merge included (reclaim_free), and the pages of the merged
+// chunk that the object's overlap go back at once. Pages that hold the tags
+// between neighbouring objects come back too, once both neighbours are
+// freed, which a discard inside one object cannot do (an object of 3,000
+// bytes has no page of its own). The lock is only tried: an owner that
+// holds it is not idle, and then, as when fork is waiting (below), the
+// object is pushed back again.
 //
 // Only the chain, the pusher's scratch table (mapped and unmapped here) and
 // the pages are written; a record proves itself with a word keyed by
@@ -197,6 +201,15 @@ struct Runs {
 std::uintptr_t inner_mark(const FreeObj *p) noexcept {
   return ((reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix) + 3;
 }
+// Marked by an earlier reclaim (give_back_inside) and still on the stack:
+// its owner has not drained for a whole reclaim's worth of frees. Such an
+// object is freed into the owner's heap; one met for the first time only
+// gives back the pages inside it, so that an owner that waits a moment
+// (between two phases of its work) finds its objects as it left them and
+// frees them itself, onto its quick lists.
+bool met_before(const FreeObj *p) noexcept {
+  return reinterpret_cast<const std::uintptr_t *>(p)[1] == inner_mark(p);
+}
 std::int64_t give_back_inside(Runs &runs, FreeObj *p) noexcept {
   Chunk *c = chunk_of_payload(p);
   const std::size_t head = load_relaxed(c->head);
@@ -331,7 +344,8 @@ void remote_reclaim(Heap *owner) noexcept {
     auto *node = reinterpret_cast<FreeObj *>(a & ~kRecordBit);
     const Segment *s = (a & kRecordBit) ? nullptr : object_segment(node);
     const bool large = s && s->kind == SegKind::large;
-    const bool free_now = large && s->owner == owner && hold.take(owner);
+    const bool met = large && met_before(node);
+    const bool free_now = met && s->owner == owner && hold.take(owner);
     // Before its link is read: an object freed already would hold a free
     // list's link there, and the walk would follow it.
     if (free_now) LargeHeap::check_in_use(node);
@@ -350,7 +364,10 @@ void remote_reclaim(Heap *owner) noexcept {
           ranges = 0;
         }
       } else if (large) {
-        keep.add(node, 0, give_back_inside(inner, node));
+        // Met for the first time, it is due at the next reclaim, which the
+        // pace below must not put off: it counts nothing there.
+        const std::int64_t units = give_back_inside(inner, node);
+        keep.add(node, 0, met ? units : 0);
       } else if (!count_in(sc, blocks, last, node)) {
         keep.add(node, 0);
       }
