@@ -81,7 +81,7 @@ std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   hot_return_all(h);
   drain_remote(h);
   {
-    SpinGuard lock(h->large.lock());
+    OwnerGuard lock(h->large.lock());
     h->large.quick_flush();  // its pages become dirty ones, which the idle sweeps count
   }
   // A front block left empty would sit idle until the heap is adopted.

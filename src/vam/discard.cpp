@@ -203,7 +203,7 @@ void heap_collect(Heap *h, bool orphan) noexcept {
     discard_blocks(h, kind, list);
   }
   {
-    SpinGuard lock(h->large.lock());
+    OwnerGuard lock(h->large.lock());
     h->large.sweep();
   }
   h->dirty_pages = 0;
@@ -249,7 +249,7 @@ void heap_age(Heap *h, std::int64_t now) noexcept {
   }
   h->dirty_pages = kept;
   {
-    SpinGuard lock(h->large.lock());
+    OwnerGuard lock(h->large.lock());
     h->large.sweep(true);
   }
   h->dirty_since_ms = now;  // what is left is due at the next aging sweep

@@ -28,7 +28,7 @@ void large_free_local(Heap *h, void *p) noexcept {
   const int policy = static_cast<int>(g_layout.discard);
   const std::int64_t before = dirty_total(h);
   {
-    SpinGuard lock(h->large.lock());
+    OwnerGuard lock(h->large.lock());
     h->large.free(p, policy);
   }
   if (dirty_total(h) > before) note_dirty(h, before <= 0);
@@ -45,16 +45,16 @@ void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
   LargeHeap &l = h->large;
   if (align > 16) {
     if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
-    SpinGuard lock(l.lock());
+    OwnerGuard lock(l.lock());
     return l.alloc_aligned(n, align);
   }
   {
-    SpinGuard lock(l.lock());
+    OwnerGuard lock(l.lock());
     if (void *p = l.alloc_quick(n)) return p;
     if (h->remote.load(std::memory_order_relaxed) == nullptr) return l.alloc_carved(n);
   }
   drain_remote(h);
-  SpinGuard lock(l.lock());
+  OwnerGuard lock(l.lock());
   if (void *p = l.alloc_quick(n)) return p;
   return l.alloc_carved(n);
 }

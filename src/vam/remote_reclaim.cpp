@@ -52,10 +52,11 @@
 // live large object's inside is the program's alone; its tag and the next
 // chunk's are on the pages kept. Met again by the next reclaim (marked:
 // the owner has not drained since), it is freed by the pusher itself when
-// it gets the owner's large lock (SpinLock::try_lock; large_region.hpp),
-// which the owner holds for each of its own large calls: the owner's free,
-// its checks and merge included (reclaim_free), and the pages of the merged
-// chunk that the object's overlap go back at once. Pages that hold the tags
+// it claims the owner's large lock (OwnerLock::try_claim;
+// layers/owner_lock.hpp), which the owner holds for each of its own large
+// calls: the owner's free, its checks and merge included (reclaim_free),
+// and the pages of the merged chunk that the object's overlap go back at
+// once. Pages that hold the tags
 // between neighbouring objects come back too, once both neighbours are
 // freed, which a discard inside one object cannot do (an object of 3,000
 // bytes has no page of its own). The lock is only tried: an owner that
@@ -306,7 +307,7 @@ struct LargeHold {
     if (tried) return held != nullptr;
     tried = true;
     g_large_reclaims.fetch_add(1, std::memory_order_seq_cst);
-    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.lock().try_lock()) {
+    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.lock().try_claim()) {
       held = &owner->large;
       return true;
     }
@@ -315,7 +316,7 @@ struct LargeHold {
   }
   ~LargeHold() {
     if (!held) return;
-    held->lock().unlock();
+    held->lock().release();
     g_large_reclaims.fetch_sub(1, std::memory_order_release);
   }
 };

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "layers/owner_lock.hpp"
 #include "vam/api.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
@@ -37,6 +38,7 @@ void fork_child() noexcept {
   // global lock is ours since prepare. Another thread's heap may keep its
   // large lock held, by a call the fork cut short: a reclaim only tries it.
   huge_fork_child();
+  owner_lock_setup();  // the child's address space is a new one
   reclaim_fork_done();
   g.live.store(t_heap != &g_empty_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
@@ -76,6 +78,7 @@ void install_hooks() noexcept {
   pthread_key_create(&g.key, thread_done);
   g.hooks.store(2, std::memory_order_release);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  owner_lock_setup();  // reclaims may claim a heap's large objects from here on
 }
 
 namespace {

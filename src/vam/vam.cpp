@@ -312,7 +312,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // gives its tail back, in place.
   if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&
       n <= static_cast<std::size_t>(options().large_max)) {
-    SpinGuard lock(t_heap->large.lock());
+    OwnerGuard lock(t_heap->large.lock());
     if (t_heap->large.resize(p, n)) return p;
   }
   // A huge object that stays huge moves its pages, not its bytes.
