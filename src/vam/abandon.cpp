@@ -38,7 +38,7 @@ static void discard_carve_tails(Heap *h) noexcept {
 }
 
 bool heap_holds_nothing(Heap *h) noexcept {
-  if (h->segments.stats.large_live_objects() != 0) return false;
+  if (h->segments.stats.large_live_objects() != h->large.reclaimed().large_objects.get()) return false;
   for (unsigned c = 0; c < kNumClasses; ++c) {
     const std::int64_t n = h->segments.stats.class_blocks(c);
     if (n == 0) continue;
@@ -80,7 +80,10 @@ std::int64_t heap_sweep_idle(Heap *h, std::int64_t room) noexcept {
 std::int64_t heap_abandon(Heap *h, std::int64_t room) noexcept {
   hot_return_all(h);
   drain_remote(h);
-  h->large.quick_flush();  // its pages become dirty ones, which the idle sweeps count
+  {
+    OwnerGuard lock(h->large.lock());
+    h->large.quick_flush();  // its pages become dirty ones, which the idle sweeps count
+  }
   // A front block left empty would sit idle until the heap is adopted.
   for (unsigned c = 0; c < kNumClasses; ++c) {
     Block *b = class_front(h, c);

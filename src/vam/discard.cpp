@@ -202,7 +202,10 @@ void heap_collect(Heap *h, bool orphan) noexcept {
     h->empty_dirty[kind] = nullptr;
     discard_blocks(h, kind, list);
   }
-  h->large.sweep();
+  {
+    OwnerGuard lock(h->large.lock());
+    h->large.sweep();
+  }
   h->dirty_pages = 0;
   release_empty_segments(h, orphan);
   huge_cache_expire(false);  // the shared huge cache's old mappings go back too
@@ -245,7 +248,10 @@ void heap_age(Heap *h, std::int64_t now) noexcept {
     discard_blocks(h, kind, old);
   }
   h->dirty_pages = kept;
-  h->large.sweep(true);
+  {
+    OwnerGuard lock(h->large.lock());
+    h->large.sweep(true);
+  }
   h->dirty_since_ms = now;  // what is left is due at the next aging sweep
   // Segments go back at collections that leave no block dirty (release_empty_segments
   // takes only clean blocks off the lists).

@@ -27,7 +27,10 @@ Heap *heap_create() noexcept {
 void large_free_local(Heap *h, void *p) noexcept {
   const int policy = static_cast<int>(g_layout.discard);
   const std::int64_t before = dirty_total(h);
-  h->large.free(p, policy);
+  {
+    OwnerGuard lock(h->large.lock());
+    h->large.free(p, policy);
+  }
   if (dirty_total(h) > before) note_dirty(h, before <= 0);
 }
 
@@ -36,17 +39,24 @@ void large_free_local(Heap *h, void *p) noexcept {
 // writes. They wait at most as long as the lists last (a few chunks a size,
 // refilled by this thread's frees), and once applied the lists are tried
 // again, since they may have put a chunk there.
+// Each call under the large lock, the drain between them without it (its
+// large frees take it).
 void *large_alloc(Heap *h, std::size_t n, std::size_t align) noexcept {
+  LargeHeap &l = h->large;
   if (align > 16) {
     if (h->remote.load(std::memory_order_relaxed) != nullptr) drain_remote(h);
-    return h->large.alloc_aligned(n, align);
+    OwnerGuard lock(l.lock());
+    return l.alloc_aligned(n, align);
   }
-  if (void *p = h->large.alloc_quick(n)) return p;
-  if (h->remote.load(std::memory_order_relaxed) != nullptr) {
-    drain_remote(h);
-    if (void *p = h->large.alloc_quick(n)) return p;
+  {
+    OwnerGuard lock(l.lock());
+    if (void *p = l.alloc_quick(n)) return p;
+    if (h->remote.load(std::memory_order_relaxed) == nullptr) return l.alloc_carved(n);
   }
-  return h->large.alloc_carved(n);
+  drain_remote(h);
+  OwnerGuard lock(l.lock());
+  if (void *p = l.alloc_quick(n)) return p;
+  return l.alloc_carved(n);
 }
 
 }  // namespace alloclab::vam

@@ -3,6 +3,7 @@
 #include "vam/large_region.hpp"
 
 #include "layers/coalesce.hpp"
+#include "layers/os.hpp"
 #include "vam/check.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
@@ -40,12 +41,12 @@ std::int64_t LargeHeap::dirty_of(const Chunk *c) noexcept {
 
 // The lists plus the exact count of dirty pages on them.
 void LargeHeap::insert(Chunk *c) noexcept {
-  dirty_ += dirty_of(c);
+  dirty_.add(dirty_of(c));
   bins_.insert(c, chunk_size(c));
 }
 
 void LargeHeap::remove(Chunk *c) noexcept {
-  dirty_ -= dirty_of(c);
+  dirty_.add(-dirty_of(c));
   bins_.remove(c);
 }
 
@@ -138,7 +139,8 @@ bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
   // At most a sixteenth of the heap's live large bytes (and kQuickBytes): a
   // heap with few large objects would otherwise hold their memory twice
   // (2 MiB for every heap: +13% peak RSS on the study's smallest programs).
-  const auto live = static_cast<std::size_t>(segs_->stats.large_live_bytes());
+  const auto live =
+      static_cast<std::size_t>(segs_->stats.large_live_bytes() - reclaimed_.large_bytes.get());
   const std::size_t budget = live / 16 < kQuickBytes ? live / 16 : kQuickBytes;
   if (quick_n_[q] >= kQuickPerList || quick_bytes_ + s > budget) return false;
   c->head |= kChunkQuick;
@@ -444,7 +446,7 @@ void LargeHeap::sweep(bool aging) noexcept {
       c->head &= ~kChunkYoung;  // still dirty: goes at the next aging sweep unless reused
       return;
     }
-    dirty_ -= dirty_of(c);
+    dirty_.add(-dirty_of(c));
     c->head &= ~(kChunkDirty | kChunkYoung);
     char *from = reinterpret_cast<char *>(c) + kMinChunk;
     const std::size_t n = discard_range(segment_of(c), from, reinterpret_cast<char *>(c) + chunk_size(c));
@@ -452,7 +454,66 @@ void LargeHeap::sweep(bool aging) noexcept {
     segs_->stats.pages_discarded(static_cast<std::int64_t>(fresh));
     if (n > c->disc_pages) c->disc_pages = n;
   });
-  if (!aging) dirty_ = 0;  // no free chunk is marked dirty any more
+  if (!aging) dirty_.v.store(0, std::memory_order_relaxed);  // no free chunk is marked dirty any more
+}
+
+void LargeHeap::check_in_use(const void *p) noexcept {
+  const Chunk *c = chunk_of_payload(p);
+  if (VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, false);
+  if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse))
+    corruption("free(): double free detected (large object)", p);
+}
+
+// The owner's free (policy -1's path: no quick list, no discard by policy),
+// then the pages wholly inside the merged chunk, past its list fields and
+// below the region's touched end, that overlap p's chunk. The merged
+// neighbours' pages that p's do not share were free before: a sweep gives
+// them back if they are still dirty. A page p's chunk shares with a
+// neighbour was never discarded while p lived (a discard covers pages
+// wholly inside one free chunk or, remote_reclaim.cpp's give_back_inside,
+// inside one object), so it is counted once.
+void LargeHeap::reclaim_free(void *p, std::uintptr_t *from, std::uintptr_t *to) noexcept {
+  check_in_use(p);
+  Chunk *c = chunk_of_payload(p);
+  const Segment *seg = segment_of(c);
+  std::size_t s = chunk_size(c);
+  reclaimed_.large_bytes.add(static_cast<std::int64_t>(s - kChunkHeader));
+  reclaimed_.large_objects.add(1);
+  const auto orig_start = reinterpret_cast<std::uintptr_t>(c);
+  const std::uintptr_t orig_end = orig_start + s;
+  Tags t{this};
+  c = coalesce(t, c, s);
+  const auto base = reinterpret_cast<std::uintptr_t>(c);
+  std::uintptr_t end = base + s;
+  const auto touched = reinterpret_cast<std::uintptr_t>(seg->touched_end);
+  if (end > touched) end = touched;
+  std::uintptr_t a = up(base + kMinChunk);
+  if (down(orig_start) > a) a = down(orig_start);
+  std::uintptr_t b = down(end);
+  if (up(orig_end) < b) b = up(orig_end);
+  std::size_t disc = t.disc;
+  if (b > a) {
+    reclaimed_.pages_discarded.add(static_cast<std::int64_t>(pages_in(b - a)));
+    disc += pages_in(b - a);
+  }
+  *from = a;
+  *to = b;
+  c->head = s | t.flags;
+  const std::size_t cap = pages_in(s);
+  c->disc_pages = disc < cap ? disc : cap;
+  next_chunk(c)->prev_size = s;
+  insert(c);
+}
+
+void LargeHeap::reclaim_discard(std::uintptr_t from, std::uintptr_t to) noexcept {
+  Segment *seg = segment_of(reinterpret_cast<void *>(from));
+  if (load_relaxed(seg->hugepages)) {  // as HeapSegments::discard: the kernel would fill them back
+    os::advise_hugepages(seg, kSegmentBytes, false);
+    store_relaxed(seg->hugepages, 0u);
+    reclaimed_.hugepage_segments.add(1);
+  }
+  os::discard(reinterpret_cast<void *>(from), to - from);
+  reclaimed_.discard_calls.add(1);
 }
 
 }  // namespace alloclab::vam

@@ -12,14 +12,18 @@
 // reap's heap uses too) whose bitmap of non-empty lists makes finding the
 // first fitting list a few word scans.
 //
-// A region belongs to one heap; only its owner touches it (remote frees go
-// through the heap's remote list first).
+// A region belongs to one heap. Its chunks, lists and counts are changed
+// only under the heap's large lock (LargeHeap::lock): by the heap's owner,
+// or by another thread that frees the heap's large objects for an owner
+// that does not (reclaim_free, remote_reclaim.cpp). Remote frees otherwise
+// go through the heap's remote list first.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "layers/fit_bins.hpp"
+#include "layers/owner_lock.hpp"
 #include "vam/check.hpp"
 #include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
@@ -97,8 +101,30 @@ using LargeBins = FitBins<ChunkLinks, BinGeometry</*grain*/ 16, /*smallest*/ 0, 
 
 struct Heap;
 
+// What reclaim_free did to the owner's statistics. The owner writes its
+// own counters with no lock (counters.hpp), so these are kept apart, written
+// under the large lock, and every reader adds them in (stats.cpp,
+// heap_holds_nothing, quick_put).
+struct ReclaimCounts {
+  Counter large_bytes;    // usable bytes of the large objects freed
+  Counter large_objects;  // and how many
+  Counter pages_discarded;
+  Counter discard_calls;
+  Counter hugepage_segments;  // regions whose huge-page advice a discard took back
+};
+
 class LargeHeap {
  public:
+  // The large lock (layers/owner_lock.hpp). Every call below that changes
+  // or reads the lists or the tags of free chunks is made by the heap's
+  // owner inside it (heap.cpp, vam.cpp, discard.cpp, abandon.cpp:
+  // OwnerGuard): two plain stores and a load, on a line its large calls
+  // read anyway; finding it claimed (a reclaim is freeing into the heap,
+  // for a bounded time), the owner waits. A reclaim only tries to claim it.
+  // Taken inside the calls themselves instead, it cost more instructions
+  // (replace_sizes: 224 M against 216 M; 208 M with no lock).
+  OwnerLock &lock() noexcept { return lock_; }
+
   void init(Heap *owner, HeapSegments *segments) noexcept {
     owner_ = owner;
     segs_ = segments;
@@ -128,7 +154,23 @@ class LargeHeap {
   // leave the free lists, so a dirty chunk handed out again stops counting
   // (the heap's discard threshold measures free resident memory, not the
   // bytes freed since the last sweep).
-  std::int64_t dirty_pages() const noexcept { return dirty_; }
+  std::int64_t dirty_pages() const noexcept { return dirty_.get(); }
+  // Free large object p of this heap for its owner, from another thread
+  // holding the lock (remote_reclaim.cpp): the owner's free, checks and
+  // merge included. The pages wholly inside the merged chunk that overlap
+  // p's, [*from, *to) (empty when from >= to), are counted as discarded:
+  // the caller gives them back with reclaim_discard before it unlocks,
+  // whatever the discard policy, in as few calls as the ranges of its
+  // frees merge into. Nothing goes to a quick list and no region is
+  // unmapped (both touch what the owner changes without the lock); the
+  // statistics go to reclaimed().
+  void reclaim_free(void *p, std::uintptr_t *from, std::uintptr_t *to) noexcept;
+  // Give back whole pages [from, to) inside one region, under the lock.
+  void reclaim_discard(std::uintptr_t from, std::uintptr_t to) noexcept;
+  // Aborts, as free would, unless p is a large object in use whose tags
+  // fit: what a reclaim checks before it reads p's link.
+  static void check_in_use(const void *p) noexcept;
+  const ReclaimCounts &reclaimed() const noexcept { return reclaimed_; }
   // Largest request a region can take.
   static constexpr std::size_t region_capacity() noexcept {
     return kSegmentBytes - kRegionFirstChunk - 2 * kChunkHeader - kMinChunk;
@@ -143,7 +185,9 @@ class LargeHeap {
   // tags, it reads what realloc itself relies on: p's own size and the next
   // chunk's copy of it (size_tags_fit). The tag of the chunk before, which
   // only a merge reads, is checked by free, and a realloc that moves frees
-  // p; so is every tag when this test fails, to name the cause.
+  // p; so is every tag when this test fails, to name the cause. No lock:
+  // a reclaim (reclaim_free) writes neither a live chunk's head nor the
+  // next chunk's copy of its size.
   static std::size_t check_live(const void *p, bool own) noexcept {
     const Chunk *c = chunk_of_payload(p);
     const std::size_t head = c->head;
@@ -201,7 +245,8 @@ class LargeHeap {
   // segs_ for the statistics, dirty_ for the heap's discard count, the
   // lists' bytes and lengths.
   HeapSegments *segs_ = nullptr;  // the owner's: regions come and go, pages are discarded, through it
-  std::int64_t dirty_ = 0;  // sum of dirty_of() over the free lists
+  OwnerLock lock_;
+  Counter dirty_;  // sum of dirty_of() over the free lists (read without the lock: dirty_total)
   std::size_t quick_bytes_ = 0;
   std::uint8_t quick_n_[kQuickLists] = {};
   Chunk *quick_[kQuickLists] = {};
@@ -209,6 +254,7 @@ class LargeHeap {
   Segment *regions_ = nullptr;
   std::size_t nregions_ = 0;
   LargeBins bins_;
+  ReclaimCounts reclaimed_;  // written under the lock by reclaim_free only
 };
 
 }  // namespace alloclab::vam

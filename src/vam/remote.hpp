@@ -94,8 +94,14 @@ void remote_reclaim(Heap *owner) noexcept;
 // Apply the record `tagged` links to (a heap's drain, h its heap); returns
 // the link after it.
 FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept;
-// Blocks given back by reclaims, all heaps (the tests read it).
+// Blocks given back by reclaims, and large objects they freed, all heaps
+// (the tests read them).
 extern std::atomic<std::uint64_t> g_reclaimed_blocks;
+extern std::atomic<std::uint64_t> g_reclaimed_large;
+// fork waits for the reclaims that hold a heap's large lock, and none
+// starts until it is done (remote_reclaim.cpp, LargeHold).
+void reclaim_fork_prepare() noexcept;
+void reclaim_fork_done() noexcept;
 // Free large object p into another thread's heap, counted towards a reclaim.
 void remote_free_large(Heap *owner, void *p) noexcept;
 

@@ -42,13 +42,26 @@
 //  5. Pace. The pusher takes the objects it pushed back off remote_queued,
 //     so the next reclaim waits for kReclaimObjects new frees: an object
 //     pushed back is walked again only after as many new ones, so the walks
-//     cost at most about twice what draining the frees would.
+//     cost at most about twice what draining the frees would. A large
+//     object met for the first time is the exception (below): it is due at
+//     the next reclaim, and is walked at most twice.
 //
-// Large objects (remote_free_large counts them by size) are not handed
-// over: the pusher gives back the pages inside each (give_back_inside) and
-// pushes it back as it was, for the owner's drain to free as before. A live
-// large object's inside is the program's alone; its tag and the next
-// chunk's are on the pages kept.
+// Large objects (remote_free_large counts them by size) met for the first
+// time: the pusher gives back the pages inside each (give_back_inside),
+// marks it, and pushes it back as it was, for the owner's drain to free: a
+// live large object's inside is the program's alone; its tag and the next
+// chunk's are on the pages kept. Met again by the next reclaim (marked:
+// the owner has not drained since), it is freed by the pusher itself when
+// it claims the owner's large lock (OwnerLock::try_claim;
+// layers/owner_lock.hpp), which the owner holds for each of its own large
+// calls: the owner's free, its checks and merge included (reclaim_free),
+// and the pages of the merged chunk that the object's overlap go back at
+// once. Pages that hold the tags
+// between neighbouring objects come back too, once both neighbours are
+// freed, which a discard inside one object cannot do (an object of 3,000
+// bytes has no page of its own). The lock is only tried: an owner that
+// holds it is not idle, and then, as when fork is waiting (below), the
+// object is pushed back again.
 //
 // Only the chain, the pusher's scratch table (mapped and unmapped here) and
 // the pages are written; a record proves itself with a word keyed by
@@ -56,6 +69,8 @@
 // (bit 1 set) is not taken for one. Not done: heaps no thread owns (orphans
 // have their own way back, threads.cpp), VAM_HEADERS (a header lies before
 // a block's first slot) and VAM_DISCARD=off (nothing goes back).
+#include <sched.h>
+
 #include <algorithm>
 
 #include "layers/os.hpp"
@@ -70,6 +85,15 @@
 namespace alloclab::vam {
 
 std::atomic<std::uint64_t> g_reclaimed_blocks{0};
+std::atomic<std::uint64_t> g_reclaimed_large{0};
+std::atomic<std::uint32_t> g_large_reclaims{0};
+std::atomic<bool> g_fork_waiting{false};
+
+void reclaim_fork_prepare() noexcept {
+  g_fork_waiting.store(true, std::memory_order_seq_cst);
+  while (g_large_reclaims.load(std::memory_order_seq_cst) != 0) sched_yield();
+}
+void reclaim_fork_done() noexcept { g_fork_waiting.store(false, std::memory_order_relaxed); }
 
 namespace {
 
@@ -115,10 +139,15 @@ struct Seen {
 };
 constexpr std::size_t kSeenSlots = 2048;  // open addressing, a power of two
 constexpr std::size_t kSeenMax = kSeenSlots / 2;  // blocks met; the objects of more are pushed back
+constexpr std::size_t kLargeRanges = 2048;  // page ranges of large frees held before their calls
+struct PageRange {
+  std::uintptr_t from, to;
+};
 struct Scratch {
   Seen seen[kSeenSlots];
   Seen *met[kSeenMax];       // the entries in use, in the order met
   Seen *complete[kSeenMax];
+  PageRange large[kLargeRanges];
 };
 constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 1);
 
@@ -172,6 +201,15 @@ struct Runs {
 // that a later reclaim that meets it again (pushed back) skips it.
 std::uintptr_t inner_mark(const FreeObj *p) noexcept {
   return ((reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix) + 3;
+}
+// Marked by an earlier reclaim (give_back_inside) and still on the stack:
+// its owner has not drained for a whole reclaim's worth of frees. Such an
+// object is freed into the owner's heap; one met for the first time only
+// gives back the pages inside it, so that an owner that waits a moment
+// (between two phases of its work) finds its objects as it left them and
+// frees them itself, onto its quick lists.
+bool met_before(const FreeObj *p) noexcept {
+  return reinterpret_cast<const std::uintptr_t *>(p)[1] == inner_mark(p);
 }
 std::int64_t give_back_inside(Runs &runs, FreeObj *p) noexcept {
   Chunk *c = chunk_of_payload(p);
@@ -242,6 +280,47 @@ char *block_first(const Seen *e) noexcept {
 }
 char *block_last(const Seen *e) noexcept { return block_first(e) + (std::size_t{1} << segment_of(e->block)->block_shift); }
 
+// The page ranges of the large objects a reclaim frees, in address order,
+// merged where they touch (neighbours freed in one reclaim): one discard
+// call a run. Within one region only: reclaim_discard advises its region.
+void discard_large(LargeHeap &l, PageRange *r, std::size_t n) noexcept {
+  std::sort(r, r + n, [](const PageRange &x, const PageRange &y) { return x.from < y.from; });
+  for (std::size_t i = 0; i < n;) {
+    std::uintptr_t from = r[i].from, to = r[i].to;
+    const auto region = from & ~(kSegmentBytes - 1);
+    for (++i; i < n && r[i].from <= to && (r[i].from & ~(kSegmentBytes - 1)) == region; ++i)
+      if (r[i].to > to) to = r[i].to;
+    l.reclaim_discard(from, to);
+  }
+}
+
+// The owner's large lock, tried once per reclaim, at its first large
+// object, and held to the reclaim's end. Fork waits for every holder
+// (reclaim_fork_prepare): a child must not inherit a lock no thread of its
+// will release, nor a heap half changed. A holder counts itself before it
+// reads the flag and fork sets the flag before it reads the count, both
+// sequentially consistent, so one of the two sees the other.
+struct LargeHold {
+  LargeHeap *held = nullptr;
+  bool tried = false;
+  bool take(Heap *owner) noexcept {
+    if (tried) return held != nullptr;
+    tried = true;
+    g_large_reclaims.fetch_add(1, std::memory_order_seq_cst);
+    if (!g_fork_waiting.load(std::memory_order_seq_cst) && owner->large.lock().try_claim()) {
+      held = &owner->large;
+      return true;
+    }
+    g_large_reclaims.fetch_sub(1, std::memory_order_release);
+    return false;
+  }
+  ~LargeHold() {
+    if (!held) return;
+    held->lock().release();
+    g_large_reclaims.fetch_sub(1, std::memory_order_release);
+  }
+};
+
 }  // namespace
 
 void remote_reclaim(Heap *owner) noexcept {
@@ -257,22 +336,48 @@ void remote_reclaim(Heap *owner) noexcept {
   Runs inner;  // large objects' pages, in the chain's order
   std::size_t blocks = 0;
   Seen *last = nullptr;
+  LargeHold hold;
+  std::uint64_t large_freed = 0;
+  std::size_t ranges = 0;
   FreeObj *f = owner->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     const auto a = reinterpret_cast<std::uintptr_t>(f);
     auto *node = reinterpret_cast<FreeObj *>(a & ~kRecordBit);
+    const Segment *s = (a & kRecordBit) ? nullptr : object_segment(node);
+    const bool large = s && s->kind == SegKind::large;
+    const bool met = large && met_before(node);
+    const bool free_now = met && s->owner == owner && hold.take(owner);
+    // Before its link is read: an object freed already would hold a free
+    // list's link there, and the walk would follow it.
+    if (free_now) LargeHeap::check_in_use(node);
     FreeObj *next = remote_next(node);
-    if (a & kRecordBit) {
+    if (!s) {
       keep.add(node, kRecordBit);  // an earlier reclaim's record (or a misaligned free: the drain aborts)
     } else {
       // Freed twice in a row by other threads: the second push linked it to itself.
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
-      if (object_segment(node)->kind == SegKind::large) keep.add(node, 0, give_back_inside(inner, node));
-      else if (!count_in(sc, blocks, last, node)) keep.add(node, 0);
+      if (free_now) {
+        PageRange &r = sc->large[ranges];
+        owner->large.reclaim_free(node, &r.from, &r.to);
+        ++large_freed;
+        if (r.from < r.to && ++ranges == kLargeRanges) {
+          discard_large(owner->large, sc->large, ranges);
+          ranges = 0;
+        }
+      } else if (large) {
+        // Met for the first time, it is due at the next reclaim, which the
+        // pace below must not put off: it counts nothing there.
+        const std::int64_t units = give_back_inside(inner, node);
+        keep.add(node, 0, met ? units : 0);
+      } else if (!count_in(sc, blocks, last, node)) {
+        keep.add(node, 0);
+      }
     }
     f = next;
   }
   inner.flush();
+  if (ranges) discard_large(owner->large, sc->large, ranges);  // under the lock, which `hold` keeps to the end
+  if (large_freed) g_reclaimed_large.fetch_add(large_freed, std::memory_order_relaxed);
   std::size_t complete = 0;
   for (std::size_t k = 0; k < blocks; ++k) {
     Seen &e = *sc->met[k];

@@ -6,17 +6,20 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "layers/owner_lock.hpp"
 #include "vam/api.hpp"
 #include "vam/global.hpp"
 #include "vam/heap.hpp"
 #include "vam/huge.hpp"
 #include "vam/options.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 
 namespace {
 
 void fork_prepare() noexcept {
+  reclaim_fork_prepare();  // first: a reclaim takes none of the locks below
   g.exit_lock.lock();  // before g.lock: an exiting allocation takes them in this order
   g.lock.lock();
   g.walk_lock.lock();
@@ -27,11 +30,16 @@ void fork_parent() noexcept {
   g.walk_lock.unlock();
   g.lock.unlock();
   g.exit_lock.unlock();
+  reclaim_fork_done();
 }
 void fork_child() noexcept {
-  // Only the forking thread lives on; it held no heap lock (heaps have
-  // none), and the global lock is ours since prepare.
+  // Only the forking thread lives on; it held no heap's large lock (it was
+  // in no large call, and no reclaim held one: prepare waited), and the
+  // global lock is ours since prepare. Another thread's heap may keep its
+  // large lock held, by a call the fork cut short: a reclaim only tries it.
   huge_fork_child();
+  owner_lock_setup();  // the child's address space is a new one
+  reclaim_fork_done();
   g.live.store(t_heap != &g_empty_heap ? 1 : 0, std::memory_order_relaxed);
   g.lock.reset();
   g.exit_lock.reset();
@@ -70,6 +78,7 @@ void install_hooks() noexcept {
   pthread_key_create(&g.key, thread_done);
   g.hooks.store(2, std::memory_order_release);
   pthread_atfork(fork_prepare, fork_parent, fork_child);
+  owner_lock_setup();  // reclaims may claim a heap's large objects from here on
 }
 
 namespace {

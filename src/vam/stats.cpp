@@ -55,15 +55,16 @@ void collect_stats(vam_stats_t *out) noexcept {
   g.walk_lock.lock();
   for (Heap *h = g.all; h; h = h->all_next) {
     const HeapStats &c = h->segments.stats;
+    const ReclaimCounts &r = h->large.reclaimed();  // kept apart (large_region.hpp)
     for (unsigned k = 0; k < kNumClasses; ++k) class_blocks[k] += c.class_blocks(k);
     count_block_objects(h, class_live);
-    large_bytes += c.large_live_bytes();
-    large_objs += c.large_live_objects();
-    pages += c.pages_in_use();
-    discarded += c.pages_discarded();
-    calls += c.discard_calls();
+    large_bytes += c.large_live_bytes() - r.large_bytes.get();
+    large_objs += c.large_live_objects() - r.large_objects.get();
+    pages += c.pages_in_use() - r.pages_discarded.get();
+    discarded += c.pages_discarded() + r.pages_discarded.get();
+    calls += c.discard_calls() + r.discard_calls.get();
     segs += c.segments();
-    hsegs += c.hugepage_segments();
+    hsegs += c.hugepage_segments() - r.hugepage_segments.get();
   }
   out->heaps = g.heaps;
   out->abandoned_heaps = g.abandoned_count;

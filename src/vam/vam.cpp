@@ -311,8 +311,10 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
   if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&
-      n <= static_cast<std::size_t>(options().large_max) && t_heap->large.resize(p, n))
-    return p;
+      n <= static_cast<std::size_t>(options().large_max)) {
+    OwnerGuard lock(t_heap->large.lock());
+    if (t_heap->large.resize(p, n)) return p;
+  }
   // A huge object that stays huge moves its pages, not its bytes.
   if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))
     if (void *q = huge_resize(s, p, n)) return q;

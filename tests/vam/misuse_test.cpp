@@ -472,6 +472,9 @@ TEST(VamMisuse, InteriorPointerOfALiveLargeObjectStillSaysInvalidPointer) {
 //   remote_twice  by main, again after all the others (a later batch);
 //   owner_first   by the owner before it waits, then by main with the rest;
 //   owner_after   by main with the rest, then by the owner once it wakes.
+// At 3,000 bytes (large) the reclaims free the objects into the owner's
+// heap themselves (LargeHeap::reclaim_free), p's double free is met by the
+// tag checks: a reclaim's, the drain's or the owner's free.
 // The owner then makes a call whose slow path drains its remote stack
 // (an aligned large malloc), and, if still running, mallocs as many
 // objects again: no address may come back twice.
@@ -506,11 +509,11 @@ int double_free_into_reclaimed(std::size_t size, Split how) {
     std::unique_lock<std::mutex> lock(m);
     cv.wait(lock, [&] { return step == 1; });
   }
-  const std::uint64_t before = g_reclaimed_blocks.load();
+  const std::uint64_t before = g_reclaimed_blocks.load() + g_reclaimed_large.load();
   for (void *o : objs) vam_free(o);
   if (how == Split::remote_twice) vam_free(objs[n / 4]);
   vam_collect();  // main's last batches go to the owner
-  if (g_reclaimed_blocks.load() == before) _exit(kNotReclaimed);
+  if (g_reclaimed_blocks.load() + g_reclaimed_large.load() == before) _exit(kNotReclaimed);
   {
     std::lock_guard<std::mutex> lock(m);
     step = 2;
@@ -529,7 +532,7 @@ TEST(VamMisuse, DoubleFreeIntoAReclaimedBlockAbortsForSeveralClasses) {
                 {Split::owner_first, "by the owner, then by another thread"},
                 {Split::owner_after, "by another thread, then by the owner"}};
   for (const auto &split : splits)
-    for (std::size_t size : {8, 16, 48, 200, 512, 1024}) {
+    for (std::size_t size : {8, 16, 48, 200, 512, 1024, 3000}) {
       const Outcome o = in_child([size, how = split.how] { return double_free_into_reclaimed(size, how); });
       ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
           << size << " bytes, freed " << split.name << ": " << describe(o);
