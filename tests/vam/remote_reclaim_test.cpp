@@ -274,10 +274,10 @@ TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
   for (int t = 0; t < kThreads; ++t)
     ts.emplace_back([&, t] { produce_twice(steps, ptrs.data() + t * kCount, kCount, kSize); });
   steps.wait_all(kThreads);
+  // Every object was written, so all of kTotal is resident now, though
+  // less of it may be new since rss0 (in a run of the whole suite in one
+  // process, earlier tests leave free pages resident that these reuse).
   const size_t rss1 = rss_bytes();
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)  // shadow memory moves it
-  EXPECT_GT(rss1, rss0 + kTotal * 3 / 4);
-#endif
   const std::uint64_t before = g_reclaimed_large.load();
   for (void *p : ptrs) vam_free(p);
   const size_t rss2 = rss_bytes();
@@ -290,8 +290,8 @@ TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
   // reclaim met for the first time (4 MiB a heap at most).
   EXPECT_GT(freed, kThreads * kCount * 3 / 4);
   EXPECT_LT(large2, large0 + kTotal / 4);
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(rss2, rss0 + kTotal / 4);  // was all of it
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)  // shadow memory moves it
+  EXPECT_LT(rss2 + kTotal * 2 / 3, rss1);  // two thirds of it given back; none was
 #endif
   wake_and_check(steps, ts, ptrs);
   for (size_t i = 0; i < ptrs.size(); ++i)
