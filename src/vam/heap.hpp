@@ -134,10 +134,11 @@ void retire(Heap *h, Block *b) noexcept;           // no live object: onto the e
 void retire_discarded(Heap *h, Block *b) noexcept;
 
 // small_free.cpp
-// p, freed into full block b, onto a hot list that holds one object or more
-// and has room: out of line, so that free's fast path, which pushes onto an
-// empty list, saves no registers for this one.
-void hot_push(Heap *h, Block *b, void *p) noexcept;
+// p, freed into full block b, onto the hot list `hot` (one object or more,
+// with room) held in `entry`: out of line, so that free's fast path, which
+// pushes onto an empty list, saves no registers for this one. The caller
+// passes what it has read, so that nothing is read twice.
+void hot_push(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noexcept;
 void drain_remote(Heap *h) noexcept;     // apply the frees on h's remote stack
 
 // hot_list.cpp

@@ -43,6 +43,8 @@ inline constexpr std::uintptr_t kHotHeadMask = (std::uintptr_t{1} << kHotLenShif
 // the full blocks they keep full stay a small share of the heap.
 inline constexpr unsigned kHotMax = 31;
 static_assert(kHotMax < 128);  // a word of 0, encoded, has its top bit set: never a link (hot_push)
+// A list word below this has room for one more: its length is below kHotMax.
+inline constexpr std::uintptr_t kHotRoomBelow = std::uintptr_t{kHotMax - 1} << kHotLenShift;
 inline void *hot_head(std::uintptr_t v) noexcept { return reinterpret_cast<void *>(v & kHotHeadMask); }
 inline unsigned hot_length(std::uintptr_t v) noexcept {
   return v == 0 ? 0 : static_cast<unsigned>(v >> kHotLenShift) + 1;

@@ -66,28 +66,46 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
   small_free_general(s, b, p);
 }
 
-void hot_push(Heap *h, Block *b, void *p) noexcept {
-  const unsigned cls = b->cls;
-  const std::uintptr_t hot = class_hot_list(h, cls);
-  auto *w = static_cast<std::uintptr_t *>(p);
+namespace {
+
+// The push itself, the checks passed: p's first word links to the rest of
+// the list, and the entry holds p with the length one more. A list of one
+// is its object alone, its first word untouched (free's fast path): with
+// another on top it becomes the end, and says so.
+inline void hot_link_on(std::uintptr_t &entry, void *p, std::uintptr_t hot) noexcept {
+  if (hot < (std::uintptr_t{1} << kHotLenShift)) *static_cast<std::uintptr_t *>(hot_head(hot)) = g_free_key;
+  *static_cast<std::uintptr_t *>(p) = hot ^ g_free_key;
+  store_relaxed(entry, reinterpret_cast<std::uintptr_t>(p) | ((hot & ~kHotHeadMask) + (std::uintptr_t{1} << kHotLenShift)));
+}
+
+// p is the head, or its first word decodes as a link (hot_link_like): on
+// the list, a double free; a word that reads as a link by chance, a push.
+[[gnu::noinline]] void hot_push_suspect(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noexcept {
+  if (hot_holds(hot, p)) return small_free_invalid(b, p);
   void *head = hot_head(hot);
-  if (VAM_UNLIKELY(p == head)) return small_free_invalid(b, p);
+  if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
+  hot_link_on(entry, p, hot);
+}
+
+}  // namespace
+
+void hot_push(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noexcept {
+  void *head = hot_head(hot);
+  // Both tests of a double free in one branch. Every object on a list of two
+  // or more holds its link, so p on the list is the head or reads as a link;
+  // a word reads as one by chance never for null, small integers or
+  // pointers (g_free_key's top bit), nor for an object a malloc took from a
+  // list or a block (both zero the word). Of a list of one, only the head
+  // is on it: its own word may read as anything.
+  if (VAM_UNLIKELY(p == head || hot_link_like(*static_cast<const std::uintptr_t *>(p))))
+    return hot_push_suspect(entry, b, p, hot);
   // A second object of the head's full block (a program freeing objects
   // that were made together, as a container's elements): the block is
   // regained, its object on the list goes back to it (hot_reclaim), and the
   // frees after go onto its own list on the fast path. The list is for
   // frees into different blocks.
   if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
-  // A list of one is its object alone, its first word untouched (free's
-  // fast path): with another on top it becomes the end, and says so.
-  if (hot_length(hot) == 1) *static_cast<std::uintptr_t *>(head) = g_free_key;
-  // Every object on a list of two or more holds its link. p's first word
-  // decodes as one (hot_link_like) when p is on the list, or by chance:
-  // never for null, small integers or pointers (g_free_key's top bit), nor
-  // for an object a malloc took from a list or a block (both zero the word).
-  else if (VAM_UNLIKELY(hot_link_like(*w)) && hot_holds(hot, p)) return small_free_invalid(b, p);
-  *w = hot ^ g_free_key;
-  set_class_hot(h, cls, hot_word(p, hot_length(hot) + 1));
+  hot_link_on(entry, p, hot);
 }
 
 // A waiting block's list becomes pending slots: they come back in address

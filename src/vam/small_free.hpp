@@ -156,15 +156,14 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
     if (keeps_live(word, BlockState::full)) {
       if constexpr (kFillHot) {
         if (VAM_LIKELY(g_layout.inline_fine != 0)) {
-          Heap *h = owner();
-          const unsigned cls = b->cls;
-          const std::uintptr_t hot = class_hot_list(h, cls);
+          std::uintptr_t &entry = owner()->slots[front_slot(b->cls)].hot;
+          const std::uintptr_t hot = load_relaxed(entry);
           // An empty list, as for every free of a program that frees and
           // allocates one object of the class in turn: the object's address
           // is the list, and nothing is written into it (hot_push marks it
           // as the list's end when another object goes on top).
-          if (VAM_LIKELY(hot == 0)) return set_class_hot(h, cls, reinterpret_cast<std::uintptr_t>(p));
-          if (VAM_LIKELY(hot_length(hot) < kHotMax)) return hot_push(h, b, p);
+          if (VAM_LIKELY(hot == 0)) return store_relaxed(entry, reinterpret_cast<std::uintptr_t>(p));
+          if (VAM_LIKELY(hot < kHotRoomBelow)) return hot_push(entry, b, p, hot);
         }
       }
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));

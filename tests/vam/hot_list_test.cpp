@@ -266,6 +266,35 @@ TEST(VamHot, DoubleFreeOfAnyObjectOnTheHotListAborts) {
   EXPECT_DEATH(double_free_on_the_hot_list(kHotMax, 0), "vam: free\\(\\): double free detected");
 }
 
+// An object whose first word the program left reading as a link (a word
+// hot_link_like accepts, pointing at an object on no list) is not on the
+// list: its free walks the list, finds it absent and pushes it, at every
+// length from one up, and the mallocs after hand each object out once, last
+// in first out.
+TEST(VamHot, AWordThatReadsAsALinkByChanceIsPushed) {
+  using namespace alloclab::vam;
+  constexpr unsigned kLen = 5;
+  FullBlocks f(kLen + 1);
+  ASSERT_EQ(f.blocks.size(), kLen + 1);
+  Heap *h = segment_of(f.blocks[0][0])->owner;
+  const unsigned cls = f.record(0)->cls;
+  // A link to an object of the last block, which stays full and listless.
+  const std::uintptr_t like = reinterpret_cast<std::uintptr_t>(f.blocks[kLen][5]) ^ g_free_key;
+  ASSERT_TRUE(hot_link_like(like));
+  std::vector<char *> freed;
+  for (unsigned i = 0; i < kLen; ++i) {
+    char *p = f.blocks[i][2];
+    std::memcpy(p, &like, sizeof like);
+    vam_free(p);
+    freed.push_back(p);
+    ASSERT_EQ(hot_length(class_hot_list(h, cls)), i + 1);
+    EXPECT_EQ(class_hot(h, cls), p);
+  }
+  for (unsigned i = kLen; i-- > 0;) EXPECT_EQ(vam_malloc(1024), freed[i]);
+  EXPECT_EQ(class_hot_list(h, cls), 0u);
+  f.release({});
+}
+
 TEST(VamHot, ThreadExitReturnsTheHotObject) {
   using namespace alloclab::vam;
   std::atomic<Block *> blk{nullptr};
