@@ -114,6 +114,13 @@ Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
   return c;
 }
 
+// Whether `next`, the link of a chunk popped from a quick list of n chunks,
+// can be the list's next chunk: n > 1, 16-aligned, held on a quick list.
+static bool quick_link_fits(const Chunk *next, int n) noexcept {
+  return n > 1 && (reinterpret_cast<std::uintptr_t>(next) & 15) == 0 &&
+         (next->head & (kChunkInUse | kChunkQuick)) == (kChunkInUse | kChunkQuick);
+}
+
 // A chunk of at least s bytes from the quick lists, or null: the head of
 // s's own list if it is big enough, else of the next list, whose chunks all
 // are (so at most a quarter more than asked). Handed out whole, as it was.
@@ -123,7 +130,14 @@ Chunk *LargeHeap::quick_take(std::size_t s) noexcept {
   for (int i = q; i <= q + 1 && i < kQuickLists; ++i) {
     Chunk *c = quick_[i];
     if (c == nullptr || chunk_size(c) < s) continue;
-    quick_[i] = c->next;
+    Chunk *next = c->next;
+    // Hardening: the link is the payload's first word, which a write after
+    // free reaches. The list's count says whether c is its last chunk; a link
+    // that disagrees, or that names no chunk held on a quick list, was
+    // written over (docs/notes/2026-11-29-git-gap.md).
+    if (VAM_UNLIKELY(next == nullptr ? quick_n_[i] != 1 : !quick_link_fits(next, quick_n_[i])))
+      corruption("malloc(): corrupted quick list (write after free?)", chunk_payload(c));
+    quick_[i] = next;
     --quick_n_[i];
     quick_bytes_ -= chunk_size(c);
     c->head &= ~kChunkQuick;
@@ -138,10 +152,12 @@ bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
   const int q = quick_list(s);
   // At most a sixteenth of the heap's live large bytes (and kQuickBytes): a
   // heap with few large objects would otherwise hold their memory twice
-  // (2 MiB for every heap: +13% peak RSS on the study's smallest programs).
+  // (2 MiB for every heap: +13% peak RSS on the study's smallest programs);
+  // but at least kQuickFloor, or such a heap holds no chunk at all.
   const auto live =
       static_cast<std::size_t>(segs_->stats.large_live_bytes() - reclaimed_.large_bytes.get());
-  const std::size_t budget = live / 16 < kQuickBytes ? live / 16 : kQuickBytes;
+  std::size_t budget = live / 16 < kQuickBytes ? live / 16 : kQuickBytes;
+  if (budget < kQuickFloor) budget = kQuickFloor;
   if (quick_n_[q] >= kQuickPerList || quick_bytes_ + s > budget) return false;
   c->head |= kChunkQuick;
   c->next = quick_[q];

@@ -76,7 +76,8 @@ struct ChunkLinks {
 // Quick lists: freed chunks of up to kQuickMaxChunk bytes held whole, not
 // coalesced, in lists eight per power of two, for the next request their
 // size serves (LargeHeap::quick_take). At most kQuickPerList a list and, in
-// all, a sixteenth of the heap's live large bytes and kQuickBytes; they go
+// all, a sixteenth of the heap's live large bytes and kQuickBytes, but never
+// less than kQuickFloor (one chunk of the largest quick size); they go
 // through the coalescing free at every full sweep (vam_collect, thread exit,
 // a heap over its discard budget) and whenever a request would otherwise put
 // pages into use (LargeHeap::find_or_grow): they never make the heap grow.
@@ -85,6 +86,12 @@ inline constexpr std::size_t kQuickMaxChunk = std::size_t{64} << 10;
 inline constexpr int kQuickLists = 6 * 8;  // 1 KiB .. 64 KiB
 inline constexpr int kQuickPerList = 4;
 inline constexpr std::size_t kQuickBytes = std::size_t{2} << 20;
+// The floor lets a heap with few large objects hold a freed buffer whole:
+// without it `git log -p` carved 83,457 of its 174,719 large mallocs anew
+// (zlib's 7160-byte inflate state, once per object read, among them)
+// (docs/notes/2026-11-29-git-gap.md). It costs at most 64 KiB of dirty
+// pages more per heap.
+inline constexpr std::size_t kQuickFloor = kQuickMaxChunk;
 constexpr int quick_list(std::size_t s) noexcept {  // kQuickMinChunk <= s < kQuickMaxChunk
   const int log = 63 - __builtin_clzll(s);
   return (log - 10) * 8 + static_cast<int>((s >> (log - 3)) & 7);

@@ -143,6 +143,49 @@ TEST(VamLarge, AFreedChunkIsHandedOutWholeForTheNextRequestItsSizeServes) {
   vam_collect();
 }
 
+TEST(VamLarge, AHeapWithFewLargeObjectsStillHoldsOneFreedChunkWhole) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every free coalesces";
+  // A sixteenth of the live large bytes is less than one chunk when the heap
+  // holds few large objects; the lists may still hold up to kQuickFloor
+  // (64 KiB). A program that churns one buffer of a few KiB (zlib's inflate
+  // state, 7160 bytes, once per stream: git reading its packs) then gets it
+  // back whole from its list instead of a coalescing free and a best-fit
+  // carve each time.
+  sweep_if_quick();
+  char *a = static_cast<char *>(vam_malloc(12000));  // large in every geometry
+  char *guard = static_cast<char *>(vam_malloc(12000));
+  const size_t held = vam_usable_size(a);
+  vam_free(a);
+  char *b = static_cast<char *>(vam_malloc(11600));  // the same list: a, whole
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(vam_usable_size(b), held) << "carved anew: the free coalesced instead of holding the chunk";
+  vam_free(b);
+  vam_free(guard);
+  vam_collect();
+}
+
+TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: no quick list holds the chunk";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The payload's first word is the quick list's link: written over, a later
+  // malloc must not follow it (a list of one chunk and of two).
+  for (int held : {1, 2}) {
+    EXPECT_DEATH(
+        {
+          sweep_if_quick();
+          char *a = static_cast<char *>(vam_malloc(12000));
+          char *b = static_cast<char *>(vam_malloc(12000));
+          void *guard = vam_malloc(12000);
+          vam_free(a);
+          if (held == 2) vam_free(b);
+          (held == 2 ? b : a)[0] = 0x77;  // the top chunk's link
+          for (int i = 0; i < 3; ++i) vam_malloc(12000);
+          vam_free(guard);
+        },
+        "vam: malloc\\(\\): corrupted quick list \\(write after free\\?\\)");
+  }
+}
+
 TEST(VamLarge, RemoteFreesWaitOnlyWhileTheQuickListsServe) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every large malloc applies the remote frees";
   // A large malloc served from a quick list leaves the heap's remote frees
