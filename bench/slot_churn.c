@@ -6,7 +6,7 @@
 // allocation filled long ago.
 //
 // What it keeps of the original, because each of them moves the allocators'
-// costs (bench/README.md):
+// costs (docs/notes/2026-11-29-slot-churn-faithful.md):
 // - sizes: a power-of-two range is picked first, each half as likely as the
 //   one below it: half of the requests are 5..8 bytes, a quarter 9..16, and
 //   so on up to max_bytes (the last two ranges equally likely);
