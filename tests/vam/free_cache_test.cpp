@@ -78,13 +78,14 @@ TEST(VamFreePath, AThreadKeepsTheSegmentOfEachBlockSizeItFreesInto) {
 }
 
 // A heap bigger than a few segments: slot_churn's table of 9..1024-byte
-// objects spans a dozen or more, and with eight slots a fifth of its frees
-// found their segment's slot taken by another and went the checked way
-// (segment map, then the header: 10% of its time). 1000-byte objects in
-// 32 KiB blocks fill a 4 MiB segment with about 4,000; twenty segments'
-// worth, one object of each freed: every segment whose slot no other of
-// the twenty shares must be kept, and the twenty, mapped next to each
-// other, must take at least sixteen slots (eight slots cannot hold them).
+// objects (its pattern before 2026-11-29) spans a dozen or more, and with
+// eight slots a fifth of its frees found their segment's slot taken by
+// another and went the checked way (segment map, then the header: 10% of
+// its time). 1000-byte objects in 32 KiB blocks fill a 4 MiB segment with
+// about 4,000; twenty segments' worth, one object of each freed: every
+// segment whose slot no other of the twenty shares must be kept, and the
+// twenty, mapped next to each other, must take at least sixteen slots
+// (eight slots cannot hold them).
 TEST(VamFreePath, AThreadKeepsTheSegmentsOfABigHeap) {
   using namespace alloclab::vam;
   std::thread([] {

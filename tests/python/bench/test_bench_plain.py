@@ -2,9 +2,9 @@
 free-then-malloc pair at random slots) and bench/buffer_replace (buffers of several MiB replaced at
 random) and bench/size_sweep (batches of one size allocated and freed whole over a sweep of
 sizes), bench/realloc_steps (buffers grown by realloc a few bytes at a time), bench/replace_sizes
-(objects of random sizes replaced at random) and bench/slot_churn (a table of slots, each step freeing
-or allocating). Each reads back the same checksum on every allocator and refuses bad arguments. Taken
-from build/release (or $ALLOCLAB_BENCH_BUILD)."""
+(objects of random sizes replaced at random) and bench/slot_churn (alloc-test's table of slots, each
+step freeing or allocating). Each reads back the same checksum on every allocator and refuses bad
+arguments. Taken from build/release (or $ALLOCLAB_BENCH_BUILD)."""
 
 import os
 import re
@@ -81,9 +81,14 @@ def test_replace_sizes_reads_back_the_same_checksum_on_every_allocator():
 
 
 def test_slot_churn_reads_back_the_same_checksum_on_every_allocator():
-    by = checksums("slot_churn", ["2000", "60000", "9", "3000"])
+    # up to 4 KiB: vam's small classes and past them
+    by = checksums("slot_churn", ["2000", "60000", "4096"])
     assert len(set(by.values())) == 1, by
     assert set(by.values()) != {"0" * 16}, by  # bytes read back count
+    # the largest size moves what is read back: the argument is used
+    assert checksums("slot_churn", ["2000", "60000", "8"])["glibc"] != by["glibc"]
+    # malloc/free instead of new[]/delete[]: the same requests, the same bytes
+    assert set(checksums("slot_churn", ["2000", "60000", "4096", "malloc"]).values()) == set(by.values())
 
 
 @pytest.mark.parametrize("prog,bad", [
@@ -97,8 +102,9 @@ def test_slot_churn_reads_back_the_same_checksum_on_every_allocator():
                                      ["1", "1", "1", "extra"], ["-3"])],
     *[("replace_sizes", b) for b in (["0"], ["1048577"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
                                      ["1", "1", "1", "2", "extra"], ["5y"])],
-    *[("slot_churn", b) for b in (["0"], ["16777217"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
-                                  ["1", "1", "1", "16777217"], ["1", "1", "1", "2", "extra"], ["7z"])]])
+    *[("slot_churn", b) for b in (["0"], ["16777217"], ["1", "0"], ["1", "1", "0"], ["1", "1", "4"],
+                                  ["1", "1", "1000"], ["1", "1", "33554432"], ["1", "1", "8", "calloc"],
+                                  ["1", "1", "8", "new", "extra"], ["7z"])]])
 def test_bad_arguments_exit_2_with_the_usage(prog, bad):
     cp = run(prog, *bad)
     assert cp.returncode == 2, (bad, cp.stdout, cp.stderr)
