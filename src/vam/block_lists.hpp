@@ -29,7 +29,7 @@ inline void wait_push(Heap *h, Block *b) noexcept {
   head = b;
 }
 
-// VAM_ORDER=fifo: b, a full block that regained space, joins the end of the
+// VAM_ORDER=fifo or auto: b, a full block that regained space, joins the end of the
 // waiting list in state `front`, so its frees still go onto its list.
 inline void wait_append(Heap *h, Block *b) noexcept {
   Block *&tail = h->wait_tail[b->cls];

@@ -94,7 +94,7 @@ struct Heap {
   LargeHeap large;
   // Each class's waiting list (block_lists.hpp). Slow paths only: last.
   Block *wait[kNumClasses] = {};
-  Block *wait_tail[kNumClasses] = {};       // its last block (VAM_ORDER=fifo appends there)
+  Block *wait_tail[kNumClasses] = {};       // its last block (VAM_ORDER=fifo, auto append there)
 };
 
 // h is a real heap, never g_empty_heap (api.hpp): only malloc's inline path

@@ -83,7 +83,7 @@ constexpr Word kClassWords[] = {{"fine", int(ClassSpacing::fine)}, {"coarse", in
 constexpr Word kBlockAllocWords[] = {{"bump", int(BlockAlloc::bump)}, {"lifo", int(BlockAlloc::lifo)},
                                      {nullptr, 0}};
 constexpr Word kOrderWords[] = {{"recent", int(ReuseOrder::recent)}, {"fifo", int(ReuseOrder::fifo)},
-                                {nullptr, 0}};
+                                {"auto", int(ReuseOrder::automatic)}, {nullptr, 0}};
 constexpr Word kOnOffWords[] = {{"off", 0}, {"0", 0}, {"on", 1}, {"1", 1}, {nullptr, 0}};
 constexpr Word kBlockPageWords[] = {{"1", 1}, {"2", 2}, {"4", 4}, {"8", 8}, {"16", 16}, {nullptr, 0}};
 constexpr Word kPageMaxWords[] = {{"1024", 1024}, {"2048", 2048}, {"4096", 4096}, {"8192", 8192},

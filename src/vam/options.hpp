@@ -14,7 +14,7 @@ enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
 enum class HugePages : int { off = 0, automatic = 1, always = 2 };
 enum class ClassSpacing : int { fine = 0, coarse = 1 };
 enum class BlockAlloc : int { bump = 0, lifo = 1 };
-enum class ReuseOrder : int { recent = 0, fifo = 1 };
+enum class ReuseOrder : int { recent = 0, fifo = 1, automatic = 2 };
 
 //        name                    field            default   meaning
 #define VAM_OPTIONS(X)                                                                         \
@@ -63,8 +63,10 @@ enum class ReuseOrder : int { recent = 0, fifo = 1 };
   /* Where a full block goes when a free gives it space again: recent (it       */         \
   /* becomes its class's front, the object just freed the next one handed out,   */         \
   /* paper §3.5) | fifo (it joins the end of its class's available blocks, and   */         \
-  /* is reached after every block ahead of it).                                   */         \
-  X("VAM_ORDER",             order,             0 /*recent*/, "recent | fifo")                \
+  /* is reached after every block ahead of it) | auto (the end while the class   */         \
+  /* has few blocks waiting and the free is not next to the object freed before  */         \
+  /* it; the front otherwise: reuse_order.cpp, regain_at_end).                    */         \
+  X("VAM_ORDER",             order,             2 /*auto*/, "recent | fifo | auto")           \
   /* A 16-byte header holding the size before every small object, as DLmalloc's: */         \
   /* off (headerless, BIBOP, paper §3.3) | on (the baseline the paper measures).  */         \
   X("VAM_HEADERS",           headers,           0 /*off*/,  "off | on")                       \

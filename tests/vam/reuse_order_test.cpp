@@ -1,6 +1,6 @@
 // reuse_order_test.cpp — the order blocks are reused in (reuse_order.cpp,
 // block_lists.hpp): the regained block first, the displaced one keeps its LIFO
-// frees, pending slots in address order, VAM_ORDER=fifo.
+// frees, pending slots in address order, VAM_ORDER=fifo and auto.
 #include <stdint.h>
 
 #include <algorithm>
@@ -222,6 +222,96 @@ TEST(VamReap, ABlockWaitingAtTheBackKeepsItsChecks) {
   EXPECT_DEATH(vam_free(p), "double free");
   for (char *x : all)
     if (x != p && x != q) vam_free(x);
+}
+
+// VAM_ORDER=auto (the default), regain_at_end in reuse_order.cpp: a block
+// that regains space while few blocks of its class wait joins the end; a
+// free next to the object freed into the block just before (a run of frees
+// into one block) makes it the front; and so does any regain once more than
+// four blocks wait.
+bool order_auto() { return !order_recent() && !order_fifo(); }
+
+struct AutoBlocks {
+  std::vector<char *> all;
+  std::vector<std::vector<char *>> full;
+  alloclab::vam::Heap *h = nullptr;
+  unsigned cls = 0;
+  explicit AutoBlocks(size_t n) {
+    full = fill_blocks_of_1024(n, all);
+    if (full.empty()) return;
+    alloclab::vam::Segment *s = alloclab::vam::segment_of(full[0][0]);
+    h = s->owner;
+    cls = alloclab::vam::block_of(s, full[0][0])->cls;
+    alloclab::vam::hot_return_all(h);  // nothing of the class's on its hot list
+  }
+  alloclab::vam::Block *block(size_t i) const {
+    return alloclab::vam::block_of(alloclab::vam::segment_of(full[i][0]), full[i][0]);
+  }
+  size_t waiting() const {
+    size_t n = 0;
+    for (const alloclab::vam::Block *w = h->wait[cls]; w != nullptr; w = w->next) ++n;
+    return n;
+  }
+  // Frees objects i and j of full block k, in that order, as a program does:
+  // the first onto the hot list, the second into the same block regains it.
+  void free_pair(size_t k, size_t i, size_t j) {
+    for (size_t x : {i, j}) {
+      vam_free(full[k][x]);
+      all.erase(std::find(all.begin(), all.end(), full[k][x]));
+    }
+  }
+  ~AutoBlocks() {
+    for (char *p : all) vam_free(p);
+  }
+};
+
+TEST(VamReap, AutoSendsABlockRegainedByScatteredFreesToTheEnd) {
+  using namespace alloclab::vam;
+  if (!order_auto()) GTEST_SKIP() << "VAM_ORDER is not auto";
+  AutoBlocks t(6);
+  ASSERT_GE(t.full.size(), 1u);
+  ASSERT_LE(t.waiting(), 4u);
+  Block *b = t.block(0);
+  ASSERT_EQ(b->state, BlockState::full);
+  t.free_pair(0, 3, 9);
+  EXPECT_EQ(b->state, BlockState::front);
+  EXPECT_NE(class_front(t.h, t.cls), b);
+  EXPECT_EQ(t.h->wait_tail[t.cls], b);
+}
+
+TEST(VamReap, AutoMakesABlockRegainedByNeighbouringFreesTheFront) {
+  using namespace alloclab::vam;
+  if (!order_auto()) GTEST_SKIP() << "VAM_ORDER is not auto";
+  for (const auto pair : {std::pair<size_t, size_t>{5, 4}, std::pair<size_t, size_t>{7, 8}}) {
+    AutoBlocks t(6);
+    ASSERT_GE(t.full.size(), 1u);
+    Block *b = t.block(0);
+    ASSERT_EQ(b->state, BlockState::full);
+    t.free_pair(0, pair.first, pair.second);  // newest first, or in order
+    EXPECT_EQ(class_front(t.h, t.cls), b) << pair.first << " then " << pair.second;
+    // The next two mallocs take the two objects back.
+    void *p = vam_malloc(1024), *q = vam_malloc(1024);
+    EXPECT_EQ(std::min(p, q), std::min<void *>(t.full[0][pair.first], t.full[0][pair.second]));
+    EXPECT_EQ(std::max(p, q), std::max<void *>(t.full[0][pair.first], t.full[0][pair.second]));
+    t.all.push_back(static_cast<char *>(p));
+    t.all.push_back(static_cast<char *>(q));
+  }
+}
+
+TEST(VamReap, AutoMakesARegainedBlockTheFrontOnceManyBlocksWait) {
+  using namespace alloclab::vam;
+  if (!order_auto()) GTEST_SKIP() << "VAM_ORDER is not auto";
+  AutoBlocks t(10);
+  ASSERT_GE(t.full.size(), 7u);
+  size_t k = 0;
+  while (t.waiting() <= 4) {
+    ASSERT_LT(k + 1, t.full.size()) << "fewer than five blocks wait";
+    t.free_pair(k++, 3, 9);  // each joins the end
+  }
+  Block *b = t.block(k);
+  ASSERT_EQ(b->state, BlockState::full);
+  t.free_pair(k, 3, 9);
+  EXPECT_EQ(class_front(t.h, t.cls), b);
 }
 
 }  // namespace

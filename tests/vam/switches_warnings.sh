@@ -19,7 +19,7 @@ expect_once "vam: VAM_BLOCK_ALLOC=fifo ignored: expected bump | lifo; using bump
 expect_once "vam: VAM_HEADERS=yes ignored: expected off | on; using off"
 expect_once "vam: VAM_BLOCK_PAGES=3 ignored: expected 1 | 2 | 4 | 8 | 16; using 4"
 expect_once "vam: VAM_BLOCK_OBJECTS=many ignored: expected objects, 1..512 (a decimal number, optional k/m/g suffix); using 32"
-expect_once "vam: VAM_ORDER=lifo ignored: expected recent | fifo; using recent"
+expect_once "vam: VAM_ORDER=lifo ignored: expected recent | fifo | auto; using auto"
 expect_once "vam: VAM_PAGE_MAX=3000 ignored: expected 1024 | 2048 | 4096 | 8192; using 1024"
 [ "$(wc -l <"$err")" -eq 7 ] || { cat "$err"; fail "expected exactly seven lines on stderr"; }
 

@@ -4,7 +4,7 @@ A/A control (the default again).
 
     VAM_CLASSES      fine | coarse           size-class spacing (paper §3.1)
     VAM_BLOCK_ALLOC  bump | lifo             allocation inside a block (§3.4)
-    VAM_ORDER        recent | fifo           where a block that regains space goes (§3.5)
+    VAM_ORDER        auto | recent | fifo    where a block that regains space goes (§3.5)
     VAM_HEADERS      off | on                per-object headers on small objects (§3.3)
     VAM_BLOCK_PAGES  1 | 4 | 16              fewest pages per medium block (§3.1)
     VAM_BLOCK_OBJECTS 32 | 1 | 64            blocks doubled until they hold 32 (64) objects, or fixed
@@ -40,10 +40,11 @@ SWITCHES: tuple[Switch, ...] = (
     Switch("VAM_BLOCK_ALLOC", "bump", ("bump", "lifo"),
            "reap allocation (bump, then the block's free list) needs fewer instructions and keeps "
            "allocation order"),
-    Switch("VAM_ORDER", "recent", ("recent", "fifo"),
+    Switch("VAM_ORDER", "auto", ("auto", "recent", "fifo"),
            "ordered per-size allocation: a block that regains space goes to the front of its "
            "class's available list, so new objects fill recently touched pages (page-level "
-           "locality)"),
+           "locality; recent is the paper's rule, auto keeps it where a class has more than four "
+           "blocks waiting or the frees come in a run)"),
     Switch("VAM_HEADERS", "off", ("off", "on"),
            "headerless small objects: headers add ~15% L2 misses and ~3% time (10% on 197.parser)"),
     Switch("VAM_BLOCK_PAGES", "4", ("4", "1", "16"),
