@@ -282,7 +282,7 @@ void *LargeHeap::alloc_aligned(std::size_t n, std::size_t align) noexcept {
   return chunk_payload(c);
 }
 
-bool LargeHeap::resize(void *p, std::size_t n) noexcept {
+bool LargeHeap::resize(void *p, std::size_t n, std::size_t want) noexcept {
   Chunk *c = chunk_of_payload(p);
   const std::size_t cs = chunk_size(c);
   std::size_t s = (n + kChunkHeader + 15) & ~std::size_t{15};
@@ -297,6 +297,8 @@ bool LargeHeap::resize(void *p, std::size_t n) noexcept {
     c->head = total | kChunkInUse;
     next_chunk(c)->prev_size = total;
     touch(segment_of(c), c);
+    const std::size_t w = (want + kChunkHeader + 15) & ~std::size_t{15};
+    if (w > s) s = w < total ? w : total;
   }
   release_tail(c, s);
   segs_->stats.large(static_cast<std::int64_t>(chunk_size(c)) - static_cast<std::int64_t>(cs), 0);

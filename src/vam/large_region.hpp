@@ -147,8 +147,11 @@ class LargeHeap {
   // Free a payload from a region this heap owns. Returns pages newly dirty.
   std::size_t free(void *p, int discard_policy) noexcept;
   // Grow (into a free successor) or shrink the object at p in place to hold
-  // n bytes. False if it cannot; the object is then unchanged.
-  bool resize(void *p, std::size_t n) noexcept;
+  // n bytes. A growth keeps up to `want` bytes (>= n; realloc's slack) of
+  // what the successor gives, so that a buffer grown a few bytes at a time
+  // is resized once per slack, not at every step. False if it cannot; the
+  // object is then unchanged.
+  bool resize(void *p, std::size_t n, std::size_t want) noexcept;
   // Discard the pages of every free chunk still marked dirty. `aging`: only
   // those of chunks already dirty at the previous aging sweep; the others
   // stay dirty, no longer young (discard.cpp, heap_age).

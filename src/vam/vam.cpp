@@ -262,10 +262,11 @@ std::size_t realloc_live_usable(Segment *s, void *p) noexcept {
   }
 }
 
-// Growing by moving: an eighth more than asked (up to VAM_LARGE_MAX). The
+// Growing, by moving or in place into a free neighbour (LargeHeap::resize):
+// an eighth more than asked (up to VAM_LARGE_MAX). The
 // fine classes are 16 bytes apart, so a buffer grown in small steps would
 // move at every step or two, each move a copy of all of it; with the slack
-// it moves once per eighth of growth, and the copies add up to a few times
+// it moves (or resizes) once per eighth of growth, and the copies add up to a few times
 // its final size (docs/vam.md, "Limits and known gaps"). The slack stops at
 // the end of the fine classes: an object near 1 KiB stays there rather than
 // take a slot a quarter too big in the large-object heap, which costs
@@ -313,7 +314,7 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
   if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&
       n <= static_cast<std::size_t>(options().large_max)) {
     OwnerGuard lock(t_heap->large.lock());
-    if (t_heap->large.resize(p, n)) return p;
+    if (t_heap->large.resize(p, n, realloc_request(n, have))) return p;
   }
   // A huge object that stays huge moves its pages, not its bytes.
   if (s->kind == SegKind::huge && n > static_cast<std::size_t>(options().large_max))

@@ -250,4 +250,29 @@ TEST(VamLarge, ReallocGrowsIntoAFreeNeighbourInPlace) {
   vam_free(guard);
 }
 
+// A growth into a free neighbour keeps realloc's eighth of slack, as a move
+// does (a buffer grown a few bytes at a time is then resized once per
+// eighth, not at every 16 bytes: realloc_steps made 218 K resizes in 1.28 M
+// reallocs without it, 29 K with it), and no more of the neighbour.
+TEST(VamLarge, AGrowthInPlaceKeepsAnEighthOfSlackAndNoMore) {
+  sweep_if_quick();
+  char *a = static_cast<char *>(vam_malloc(10000));
+  char *b = static_cast<char *>(vam_malloc(30000));
+  char *guard = static_cast<char *>(vam_malloc(10000));
+  fill(a, 10000, 5);
+  vam_free(b);
+  sweep_if_quick();
+  char *grown = static_cast<char *>(vam_realloc(a, 12000));
+  ASSERT_EQ(grown, a);
+  const size_t u = vam_usable_size(grown);
+  EXPECT_GE(u, 12000u + 12000u / 8);
+  EXPECT_LT(u, 12000u + 12000u / 8 + 64);
+  EXPECT_TRUE(check(grown, 10000, 5));
+  char *again = static_cast<char *>(vam_realloc(grown, 13000));  // within the slack
+  EXPECT_EQ(again, a);
+  EXPECT_EQ(vam_usable_size(again), u);
+  vam_free(again);
+  vam_free(guard);
+}
+
 }  // namespace
