@@ -403,11 +403,24 @@ TEST(VamMisuse, LargeDoubleFreeAfterABackwardMergeSaysDoubleFree) {
 
 // One byte written past a large object lands in its successor's tag (the
 // size of the chunk before it): freeing either object says so.
+//
+// Both need b right after a in one region, and a third object after b: the
+// free chunks the tests before left (a quick list's chunk, handed out whole,
+// a neighbour an in-place growth took part of) decide where the first
+// requests land, so the set-up tries eight times.
+bool adjacent_large_pair(std::size_t n, char *&a, char *&b) {
+  for (int tries = 0; tries < 8; ++tries) {
+    a = static_cast<char *>(vam_malloc(n));
+    b = static_cast<char *>(vam_malloc(n));
+    vam_malloc(n);
+    if (b == a + LargeHeap::usable(a) + kChunkHeader) return true;
+  }
+  return false;
+}
+
 int overflow_into_large_tag(std::size_t n, bool free_the_next) {
-  auto *a = static_cast<char *>(vam_malloc(n));
-  auto *b = static_cast<char *>(vam_malloc(n));
-  vam_malloc(n);
-  if (b != a + LargeHeap::usable(a) + kChunkHeader) return kSetUpFailed;
+  char *a = nullptr, *b = nullptr;
+  if (!adjacent_large_pair(n, a, b)) return kSetUpFailed;
   a[LargeHeap::usable(a)] ^= 0x30;
   vam_free(free_the_next ? b : a);
   return 0;
@@ -429,10 +442,8 @@ TEST(VamMisuse, OverflowIntoALargeNeighboursTagSaysHeapCorruption) {
 // own size, and a realloc to the same size of the object whose size no
 // longer matches its copy aborts instead of keeping it.
 int realloc_after_overflow_into_large_tag(std::size_t n, bool into_size_copy) {
-  auto *a = static_cast<char *>(vam_malloc(n));
-  auto *b = static_cast<char *>(vam_malloc(n));
-  vam_malloc(n);
-  if (b != a + LargeHeap::usable(a) + kChunkHeader) return kSetUpFailed;
+  char *a = nullptr, *b = nullptr;
+  if (!adjacent_large_pair(n, a, b)) return kSetUpFailed;
   if (into_size_copy) a[LargeHeap::usable(a)] ^= 0x30;      // b's prev_size: a's size as b repeats it
   else a[LargeHeap::usable(a) + sizeof(std::size_t)] ^= 0x30;  // b's head: its size
   char *p = into_size_copy ? a : b;
