@@ -67,6 +67,17 @@ def test_benchmark_documents_its_arguments_and_rejects_bad_ones(name):
         assert "checksum" not in cp.stdout and cp.stderr
 
 
+def test_rptest_does_the_originals_work_whatever_the_interleaving():
+    # Two rounds of two threads, two passes of 500 loops: the allocations the suite's rptest makes
+    # (about 380,000), the same count and checksum on every run; one thread hands nothing over.
+    runs = [run_bench("rptest", "2").stdout.split() for _ in range(2)]
+    assert runs[0] == runs[1] and runs[0][-2:] == ["ops", "386356"]
+    alone = run_bench("rptest", "1").stdout.split()
+    assert alone[-2:] == ["ops", "128778"]
+    # the scale multiplies the rounds of threads, so the passes keep the original's length
+    assert run_bench("rptest", "2", "2").stdout.split()[-1] == str(2 * 386356)
+
+
 def test_scale_multiplies_the_work():
     one = run_bench("larson", "1", "0.01").stdout.split()
     more = run_bench("larson", "1", "0.02").stdout.split()
