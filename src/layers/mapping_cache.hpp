@@ -1,22 +1,28 @@
 // mapping_cache.hpp — MappingCache<Source, Policy>: a cache of freed
 // mappings of any page-multiple size, handed out again for requests of other
-// sizes by resizing them in place.
+// sizes.
 //
 // Objects that get a mapping of their own (vam's huge objects, a reap's large
 // ones) come in sizes that rarely repeat exactly, so a cache keyed by size
 // (chunk_cache.hpp) seldom hits. This one keeps up to Policy::kSlots mappings
 // and, for a request of `bytes`, takes the smallest that holds it:
-//   - as it is when it is at most twice the request. Shrinking would give
-//     back pages the last user touched, and the next, slightly bigger
-//     request would grow the mapping onto fresh pages that fault in again;
-//     pages the last user never touched cost nothing;
-//   - else shrunk in place to twice the request (Source::resize_chunk; the
-//     tail beyond goes back);
+//   - as it is when it is at most twice the request;
+//   - else split: the caller gets the first twice the request, and the rest
+//     (the tail) stays in the cache, mapped, where only the mapping it came
+//     from can take it back. Freeing the head joins the two again, so a
+//     program that takes buffers of a few sizes in turn from one mapping
+//     makes no system call (link-grammar's parser: a 2 MiB pool, then a
+//     768 KiB one, from the same mapping, once per sentence). A tail left
+//     alone goes back when the whole mapping would have (it keeps the
+//     mapping's age), by Source::trim_chunk: the shrink, delayed, and not
+//     made at all when the head comes back first;
 // and failing any big enough, the largest smaller one grown in place when
 // the address space after it is free (only to a size the cache would keep).
-// Either costs at most one mremap where a fresh mapping costs an mmap, a
-// fault per page and an munmap later. The caller learns the size it got,
-// which may be more than it asked for.
+// A fresh mapping instead would cost an mmap, a fault per page and an
+// munmap later. The caller learns the size it got, which may be more than
+// it asked for. A caller that resizes a mapping it holds in place asks for
+// its tail first (claim_tail), since a tail in the way stops the kernel
+// from growing the mapping where it is.
 //
 // Mappings that waited Policy::delay_ms() or more are given back to Source
 // by expire(false), which every put_chunk calls; expire(true) gives back
@@ -32,13 +38,13 @@
 //                                        kNever: kept until reused or expire(true)
 //   static std::int64_t now_ms()         a monotonic clock (not read for kNever)
 //
-// Source has the chunk interface (mmap_heap.hpp) with resize_chunk; this
-// layer never reads or writes a mapping's contents, so cached mappings keep
-// theirs (kFreshIsZeroed is false for what take() returns) and any header
-// the owner keeps in them. State is static: one cache per <Source, Policy>
-// per process, guarded by a SpinLock that is never held across a system
-// call. Call prepare_fork/parent_after_fork/child_after_fork from
-// pthread_atfork handlers.
+// Source has the chunk interface (mmap_heap.hpp) with resize_chunk and
+// trim_chunk; this layer never reads or writes a mapping's contents, so
+// cached mappings keep theirs (kFreshIsZeroed is false for what take()
+// returns) and any header the owner keeps in them. State is static: one
+// cache per <Source, Policy> per process, guarded by a SpinLock that is
+// never held across a system call. Call prepare_fork/parent_after_fork/
+// child_after_fork from pthread_atfork handlers.
 #pragma once
 
 #include <atomic>
@@ -82,7 +88,7 @@ class MappingCache : public Source {
     int fit = -1, below = -1;
     for (int i = 0; i < kSlots; ++i) {
       const Slot &c = s.slot[i];
-      if (!c.p) continue;
+      if (!c.p || c.tail) continue;
       if (c.bytes >= bytes) {
         if (fit < 0 || c.bytes < s.slot[fit].bytes) fit = i;
       } else if (grow_ok && (below < 0 || c.bytes > s.slot[below].bytes)) {
@@ -93,31 +99,43 @@ class MappingCache : public Source {
     if (pick >= 0) {
       picked = s.slot[pick];
       remove_locked(s, pick);
+      if (picked.bytes > 2 * bytes) {
+        // Split: the tail takes the slot the mapping leaves, and its age.
+        const std::size_t head = 2 * bytes;
+        s.slot[pick] = Slot{static_cast<char *>(picked.p) + head, picked.bytes - head, picked.freed_ms, true};
+        s.bytes.store(s.bytes.load(std::memory_order_relaxed) + (picked.bytes - head), std::memory_order_relaxed);
+        picked.bytes = head;
+      }
     }
     s.lock.unlock();
     if (!picked.p) return nullptr;
-    if (picked.bytes >= bytes && picked.bytes - bytes <= bytes) {
+    if (picked.bytes >= bytes) {
       s.hits.fetch_add(1, std::memory_order_relaxed);
       *got = picked.bytes;
       return picked.p;
     }
-    // In place: the start stays (an aligned Source's alignment with it).
-    // A shrink keeps twice the request, the most the rule above hands out
-    // as it is (so the bound on a mapping's slack is the same): the pages
-    // the last user touched there stay resident, and a bigger request next
-    // needs no grow onto fresh pages. (Shrinking to the request, mstress
-    // faulted 13,300 pages and made 900 mremaps; to twice, 5,900 and 250;
-    // to one and a half times, 7,400 and 350.)
-    const std::size_t to = picked.bytes > bytes ? 2 * bytes : bytes;
-    if (!Source::resize_chunk(picked.p, picked.bytes, to)) {
-      // Only growing fails: back into the cache, or to Source if it filled.
+    // Grown in place: the start stays (an aligned Source's alignment with it).
+    if (!Source::resize_chunk(picked.p, picked.bytes, bytes)) {
       if (!keep(picked.p, picked.bytes)) Source::put_chunk(picked.p, picked.bytes);
       return nullptr;
     }
     s.hits.fetch_add(1, std::memory_order_relaxed);
     s.resizes.fetch_add(1, std::memory_order_relaxed);
-    *got = to;
+    *got = bytes;
     return picked.p;
+  }
+
+  // The tail a split left at `end` (the end of a mapping its caller holds),
+  // taken out of the cache: its bytes, which the caller's mapping now
+  // reaches, or 0 when the cache holds no tail there (none was left, or it
+  // went back already).
+  std::size_t claim_tail(void *end) noexcept {
+    State &s = state();
+    if (s.bytes.load(std::memory_order_relaxed) == 0) return 0;
+    s.lock.lock();
+    const std::size_t n = claim_tail_locked(s, end);
+    s.lock.unlock();
+    return n;
   }
 
   // A fresh mapping of `bytes` from Source, never a cached one; if Source
@@ -147,10 +165,12 @@ class MappingCache : public Source {
   }
 
   // A mapping of `bytes` (whatever its origin, as long as Source can take it
-  // back) is no longer used: kept if it is small enough and fits the limit
-  // and a slot, else given back to Source. Then mappings that waited long
-  // enough go back.
+  // back) is no longer used: joined with the tail a split left after it, if
+  // the cache still holds it, then kept if it is small enough and fits the
+  // limit and a slot, else given back to Source. Then mappings that waited
+  // long enough go back.
   void put_chunk(void *p, std::size_t bytes) noexcept {
+    bytes += claim_tail(static_cast<char *>(p) + bytes);
     if (!keep(p, bytes)) Source::put_chunk(p, bytes);
     expire(false);
   }
@@ -173,14 +193,17 @@ class MappingCache : public Source {
       }
     }
     s.lock.unlock();
-    for (int i = 0; i < n; ++i) Source::put_chunk(old[i].p, old[i].bytes);
+    for (int i = 0; i < n; ++i) {
+      if (old[i].tail) Source::trim_chunk(old[i].p, old[i].bytes);
+      else Source::put_chunk(old[i].p, old[i].bytes);
+    }
   }
 
   // Bytes of the mappings held now (relaxed: a statistic, exact once
   // the threads that free and take are quiet).
   static std::size_t cached_bytes() noexcept { return state().bytes.load(std::memory_order_relaxed); }
-  // Requests served from the cache, and of them those that resized a
-  // mapping (cumulative).
+  // Requests served from the cache, and of them those that grew a mapping
+  // (cumulative).
   static std::uint64_t hits() noexcept { return state().hits.load(std::memory_order_relaxed); }
   static std::uint64_t resizes() noexcept { return state().resizes.load(std::memory_order_relaxed); }
 
@@ -193,6 +216,7 @@ class MappingCache : public Source {
     void *p;  // nullptr: empty
     std::size_t bytes;
     std::int64_t freed_ms;
+    bool tail;  // the end of a mapping that is in use: only claim_tail takes it
   };
   struct State {
     SpinLock lock;
@@ -206,6 +230,17 @@ class MappingCache : public Source {
   static State &state() noexcept {
     static State s;  // constant-initialised: no guard, no allocation
     return s;
+  }
+
+  static std::size_t claim_tail_locked(State &s, void *end) noexcept {
+    for (int i = 0; i < kSlots; ++i) {
+      if (s.slot[i].p == end && s.slot[i].tail) {
+        const std::size_t n = s.slot[i].bytes;
+        remove_locked(s, i);
+        return n;
+      }
+    }
+    return 0;
   }
 
   static void remove_locked(State &s, int i) noexcept {
@@ -225,7 +260,7 @@ class MappingCache : public Source {
     if (cached + bytes <= limit) {
       for (int i = 0; i < kSlots; ++i) {
         if (!s.slot[i].p) {
-          s.slot[i] = Slot{p, bytes, now};
+          s.slot[i] = Slot{p, bytes, now, false};
           s.bytes.store(cached + bytes, std::memory_order_relaxed);
           kept = true;
           break;

@@ -19,6 +19,10 @@
 //                                        to a new kAlignment-aligned start if
 //                                        need be; nullptr, chunk untouched,
 //                                        when refused
+//   void  trim_chunk(void *tail, size_t bytes)
+//                                        give back a chunk's last pages (a
+//                                        page-aligned range that is not its
+//                                        start); the rest stays mapped
 #pragma once
 
 #include <cstddef>
@@ -57,6 +61,7 @@ class AlignedMmapHeap {
   void *move_chunk(void *p, std::size_t old_bytes, std::size_t new_bytes) noexcept {
     return os::remap(p, old_bytes, new_bytes, kAlign);
   }
+  void trim_chunk(void *tail, std::size_t bytes) noexcept { os::unmap(tail, bytes); }
 };
 
 }  // namespace alloclab

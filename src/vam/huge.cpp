@@ -5,7 +5,7 @@
 // loop (interpreters growing strings and lists, compilers' obstacks, server
 // threads' request buffers). Freed mappings (pages left resident) are kept,
 // VAM_HUGE_CACHE bytes for each thread that owns a heap, and handed out
-// again for a request of any size they can be resized to in place. Those
+// again for a request of any size they can be split or grown to in place. Those
 // that wait longer than VAM_DISCARD_DELAY_MS are unmapped; so is the whole
 // cache when the address space runs out.
 //
@@ -245,6 +245,16 @@ void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   const auto offset = static_cast<std::size_t>(static_cast<char *>(p) - reinterpret_cast<char *>(s));
   if (n > (PTRDIFF_MAX >> 1)) return nullptr;
   const std::size_t bytes = os::align_up(offset + n, kPage);
+  HugeCounters &c = huge_counters();
+  // The tail the cache split off this mapping, if it still holds it, is in
+  // the way of a grow in place: the object takes it first (its pages are
+  // mapped), and the resize below covers both.
+  if (const std::size_t tail = g_cache.claim_tail(reinterpret_cast<char *>(s) + s->map_bytes)) {
+    s->map_bytes += tail;
+    s->usable += tail;
+    c.live_bytes.fetch_add(static_cast<std::int64_t>(tail), std::memory_order_relaxed);
+    c.pages.fetch_add(static_cast<std::int64_t>(tail / kPage), std::memory_order_relaxed);
+  }
   const std::size_t old_bytes = s->map_bytes;
   if (bytes != old_bytes) {
     Segment *moved = g_segment_source.move_segment(s, old_bytes, bytes);
@@ -254,7 +264,6 @@ void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
   }
   const std::size_t old_usable = s->usable;
   s->usable = bytes - offset;
-  HugeCounters &c = huge_counters();
   c.live_bytes.fetch_add(static_cast<std::int64_t>(s->usable) - static_cast<std::int64_t>(old_usable),
                          std::memory_order_relaxed);
   c.pages.fetch_add((static_cast<std::int64_t>(bytes) - static_cast<std::int64_t>(old_bytes)) /

@@ -43,8 +43,10 @@ class RegisteredSegments : public Parent {
     segment_map_set(static_cast<Segment *>(p), false);
     Parent::put_chunk(p, bytes);
   }
-  // Grow or shrink in place: the start, and so the record, stays.
+  // Grow or shrink in place, or give back the last pages: the start, and so
+  // the record, stays.
   using Parent::resize_chunk;
+  using Parent::trim_chunk;
   // Resize, moving if need be. The old range may be unmapped inside the call
   // and mapped at once by another thread for its own segment: it is
   // forgotten first, and the new one recorded after. nullptr: refused, the

@@ -206,29 +206,82 @@ TEST(MappingCache, TheSmallestMappingThatHoldsTheRequestIsTakenAsItIsWithinTwice
   c.expire(true);
 }
 
-TEST(MappingCache, AMappingMoreThanTwiceTheRequestIsShrunkInPlaceToTwiceTheRequest) {
+TEST(MappingCache, AMappingMoreThanTwiceTheRequestIsSplitAndTheTailWaitsForItsHead) {
   TestCache<2> c;
   const std::vector<void *> v = cache_of(c, {10});
-  const std::uint64_t m = os_maps(), r = os_remaps();
+  auto *base = static_cast<char *>(v[0]);
+  base[pages(9)] = 9;  // a page of the tail the last user touched
+  const std::uint64_t m = os_maps(), r = os_remaps(), u = os_unmaps();
   std::size_t got = 0;
   void *p = c.get_chunk(pages(3), &got);
   EXPECT_EQ(p, v[0]);
-  EXPECT_EQ(got, pages(6));  // the tail beyond twice the request went back
-  EXPECT_EQ(os_maps(), m);
-  EXPECT_EQ(os_remaps(), r + 1);
-  EXPECT_EQ(TestCache<2>::resizes(), 1u);
-  EXPECT_EQ(TestCache<2>::cached_bytes(), 0u);
-  EXPECT_EQ(static_cast<char *>(p)[0], 10);
-  static_cast<char *>(p)[pages(5)] = 11;  // the last page kept is mapped and writable
+  EXPECT_EQ(got, pages(6));  // the head: twice the request
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(4)) << "the tail stays cached";
+  EXPECT_EQ(os_maps() + os_remaps() + os_unmaps(), m + r + u) << "a split makes no system call";
+  EXPECT_EQ(TestCache<2>::resizes(), 0u);
+  // The tail is nobody else's: a request it would hold maps afresh.
+  std::size_t got2 = 0;
+  void *q = c.get_chunk(pages(3), &got2);
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(q < base || q >= base + pages(10));
+  EXPECT_EQ(os_maps(), m + 1);
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(4));
+  c.put_chunk(q, got2);  // kept on its own
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(7));
+  // The head comes back: joined with its tail, the whole mapping is cached
+  // again, the tail's pages as they were.
   c.put_chunk(p, got);
-  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(6));
-  // A request up to what was kept takes it as it is: no grow onto fresh pages.
-  void *q = c.get_chunk(pages(5), &got);
-  EXPECT_EQ(q, p);
-  EXPECT_EQ(got, pages(6));
-  EXPECT_EQ(os_remaps(), r + 1);
-  EXPECT_EQ(static_cast<char *>(q)[pages(5)], 11);
-  c.put_chunk(q, got);
+  EXPECT_EQ(TestCache<2>::cached_bytes(), pages(13));
+  void *w = c.get_chunk(pages(10), &got);
+  EXPECT_EQ(w, v[0]);
+  EXPECT_EQ(got, pages(10));
+  EXPECT_EQ(base[pages(9)], 9);
+  EXPECT_EQ(os_remaps(), r) << "taking the joined mapping whole resizes nothing";
+  c.put_chunk(w, got);
+  c.expire(true);
+}
+
+TEST(MappingCache, ATailLeftAloneGoesBackWithTheMappingsAgeAndTheHeadStaysMapped) {
+  TestCache<10> c;
+  using P = TestPolicy<10>;
+  P::delay = 100;
+  P::clock = 1000;
+  const std::vector<void *> v = cache_of(c, {8});
+  auto *base = static_cast<char *>(v[0]);
+  P::clock = 1050;
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(2), &got);
+  ASSERT_EQ(p, base);
+  ASSERT_EQ(got, pages(4));
+  const std::uint64_t u = os_unmaps();
+  P::clock = 1099;
+  c.expire(false);
+  EXPECT_EQ(os_unmaps(), u) << "the tail is younger than the delay";
+  P::clock = 1100;  // 100 ms since the whole mapping was freed, not since the split
+  c.expire(false);
+  EXPECT_EQ(os_unmaps(), u + 1);
+  EXPECT_EQ(TestCache<10>::cached_bytes(), 0u);
+  base[pages(4) - 1] = 1;  // the head is still mapped and writable
+  EXPECT_EQ(c.claim_tail(base + pages(4)), 0u) << "no tail once it went back";
+  c.put_chunk(p, got);  // the head alone
+  EXPECT_EQ(TestCache<10>::cached_bytes(), pages(4));
+  c.expire(true);
+  P::delay = kNever;
+}
+
+TEST(MappingCache, AHolderClaimsItsTailToGrowInPlace) {
+  TestCache<11> c;
+  const std::vector<void *> v = cache_of(c, {12});
+  std::size_t got = 0;
+  void *p = c.get_chunk(pages(4), &got);
+  ASSERT_EQ(p, v[0]);
+  ASSERT_EQ(got, pages(8));
+  EXPECT_EQ(c.claim_tail(static_cast<char *>(p) + pages(7)), 0u) << "only at the head's end";
+  EXPECT_EQ(c.claim_tail(static_cast<char *>(p) + got), pages(4));
+  EXPECT_EQ(TestCache<11>::cached_bytes(), 0u);
+  static_cast<char *>(p)[pages(12) - 1] = 1;  // the claimed tail is mapped
+  c.put_chunk(p, pages(12));
+  EXPECT_EQ(TestCache<11>::cached_bytes(), pages(12));
   c.expire(true);
 }
 
