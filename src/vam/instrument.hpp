@@ -65,8 +65,15 @@ void *on_realloc(std::size_t old, void *p, std::size_t n, void *r) noexcept;  //
 #if defined(VAM_MEMCHECK)
 #define VAM_REALLOC_COUNTED(p, n, expr) ::alloclab::vam::checked_realloc((p), (n))
 #else
-#define VAM_REALLOC_COUNTED(p, n, expr) \
-  ::alloclab::vam::on_realloc(::alloclab::vam::usable_or_zero(p), (p), (n), (expr))
+// The old size is read before the realloc runs: a function's arguments are
+// evaluated in no set order, and GCC ran the realloc first, after which p
+// may be freed (a huge object moved or shrunk into a small one: its mapping
+// unmapped, and the read aborted).
+#define VAM_REALLOC_COUNTED(p, n, expr)                                        \
+  ([&]() noexcept {                                                            \
+    const std::size_t old_usable_ = ::alloclab::vam::usable_or_zero(p);        \
+    return ::alloclab::vam::on_realloc(old_usable_, (p), (n), (expr));          \
+  }())
 #endif
 #else
 #define VAM_COUNTED(kind, expr) (expr)
