@@ -22,7 +22,9 @@
 // munmap later. The caller learns the size it got, which may be more than
 // it asked for. A caller that resizes a mapping it holds in place asks for
 // its tail first (claim_tail), since a tail in the way stops the kernel
-// from growing the mapping where it is.
+// from growing the mapping where it is; one that shrinks a mapping it holds
+// can leave the cut-off end as such a tail (hold_tail), for a later grow
+// to take back without faulting its pages in again.
 //
 // Mappings that waited Policy::delay_ms() or more are given back to Source
 // by expire(false), which every put_chunk calls; expire(true) gives back
@@ -123,6 +125,33 @@ class MappingCache : public Source {
     s.resizes.fetch_add(1, std::memory_order_relaxed);
     *got = bytes;
     return picked.p;
+  }
+
+  // The last `bytes` of a mapping its caller holds and no longer uses (a
+  // shrink), from `tail` on, held as a split's tail would be: the caller's
+  // mapping takes it back (claim_tail, put_chunk) or it goes back after the
+  // delay. False, nothing done, when the cache would not keep a mapping of
+  // that size or has no room: the caller shrinks the mapping itself.
+  bool hold_tail(void *tail, std::size_t bytes) noexcept {
+    if (bytes > Policy::max_bytes()) return false;
+    const std::size_t limit = Policy::limit();
+    const std::int64_t now = Policy::delay_ms() == kNever ? 0 : Policy::now_ms();
+    State &s = state();
+    bool held = false;
+    s.lock.lock();
+    const std::size_t cached = s.bytes.load(std::memory_order_relaxed);
+    if (cached + bytes <= limit) {
+      for (int i = 0; i < kSlots; ++i) {
+        if (!s.slot[i].p) {
+          s.slot[i] = Slot{tail, bytes, now, true};
+          s.bytes.store(cached + bytes, std::memory_order_relaxed);
+          held = true;
+          break;
+        }
+      }
+    }
+    s.lock.unlock();
+    return held;
   }
 
   // The tail a split left at `end` (the end of a mapping its caller holds),

@@ -256,7 +256,12 @@ void *huge_resize(Segment *s, void *p, std::size_t n) noexcept {
     c.pages.fetch_add(static_cast<std::int64_t>(tail / kPage), std::memory_order_relaxed);
   }
   const std::size_t old_bytes = s->map_bytes;
-  if (bytes != old_bytes) {
+  if (bytes < old_bytes && g_cache.hold_tail(reinterpret_cast<char *>(s) + bytes, old_bytes - bytes)) {
+    // A shrink leaves its end in the cache, mapped, for a grow to take back:
+    // a buffer shrunk and grown again in turn faulted its pages in anew each
+    // time. It goes back after the delay if nothing takes it.
+    s->map_bytes = bytes;
+  } else if (bytes != old_bytes) {
     Segment *moved = g_segment_source.move_segment(s, old_bytes, bytes);
     if (!moved) return nullptr;
     s = moved;

@@ -285,6 +285,27 @@ TEST(MappingCache, AHolderClaimsItsTailToGrowInPlace) {
   c.expire(true);
 }
 
+TEST(MappingCache, AHeldShrinksEndWaitsForItsMappingUnlessTooBig) {
+  TestCache<12> c;
+  using P = TestPolicy<12>;
+  P::max = pages(4);
+  auto *base = static_cast<char *>(os::map(pages(10)));
+  ASSERT_NE(base, nullptr);
+  base[pages(7)] = 7;
+  const std::uint64_t calls = os_maps() + os_unmaps() + os_remaps();
+  EXPECT_FALSE(c.hold_tail(base + pages(2), pages(8))) << "more than the cache keeps";
+  EXPECT_TRUE(c.hold_tail(base + pages(6), pages(4)));
+  EXPECT_EQ(TestCache<12>::cached_bytes(), pages(4));
+  EXPECT_EQ(os_maps() + os_unmaps() + os_remaps(), calls);
+  P::max = std::size_t{1} << 30;
+  EXPECT_EQ(c.claim_tail(base + pages(6)), pages(4));
+  EXPECT_EQ(base[pages(7)], 7) << "claimed, its pages as they were";
+  EXPECT_TRUE(c.hold_tail(base + pages(6), pages(4)));
+  c.put_chunk(base, pages(6));  // the mapping, joined with its end
+  EXPECT_EQ(TestCache<12>::cached_bytes(), pages(10));
+  c.expire(true);
+}
+
 TEST(MappingCache, FailingAFitTheLargestSmallerMappingIsGrownInPlace) {
   TestCache<3> c;
   cache_of(c, {2});

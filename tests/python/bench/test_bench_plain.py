@@ -1,7 +1,8 @@
 """The plain C bench programs run under LD_PRELOAD of each allocator: bench/replace_micro (the
 free-then-malloc pair at random slots) and bench/buffer_replace (buffers of several MiB replaced at
 random) and bench/size_sweep (batches of one size allocated and freed whole over a sweep of
-sizes), bench/realloc_steps (buffers grown by realloc a few bytes at a time), bench/replace_sizes
+sizes), bench/realloc_steps (buffers grown by realloc a few bytes at a time), bench/realloc_churn
+(big buffers reallocated to random sizes, shrunk as often as grown), bench/replace_sizes
 (objects of random sizes replaced at random) and bench/slot_churn (alloc-test's table of slots, each
 step freeing or allocating). Each reads back the same checksum on every allocator and refuses bad
 arguments. Taken from build/release (or $ALLOCLAB_BENCH_BUILD)."""
@@ -19,6 +20,7 @@ LINE = {"replace_micro": re.compile(r"^ns_per_step (\d+\.\d\d) checksum ([0-9a-f
         "buffer_replace": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "size_sweep": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "realloc_steps": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
+        "realloc_churn": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "replace_sizes": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$"),
         "slot_churn": re.compile(r"^ms (\d+\.\d)\nchecksum ([0-9a-f]{16})$")}
 
@@ -75,6 +77,15 @@ def test_realloc_steps_reads_back_the_same_checksum_on_every_allocator():
     assert len(set(by.values())) == 1, by
 
 
+def test_realloc_churn_reads_back_the_same_checksum_on_every_allocator():
+    # 4 buffers of 64 KiB..2 MiB: vam's large objects and its huge ones, shrunk and grown
+    by = checksums("realloc_churn", ["4", "400", "64", "2048"])
+    assert len(set(by.values())) == 1, by
+    assert set(by.values()) != {"0" * 16}, by  # bytes read back count
+    # the range moves what is read back: the arguments are used
+    assert checksums("realloc_churn", ["4", "400", "64", "1024"])["glibc"] != by["glibc"]
+
+
 def test_replace_sizes_reads_back_the_same_checksum_on_every_allocator():
     by = checksums("replace_sizes", ["300", "20000", "1000", "40000"])
     assert len(set(by.values())) == 1, by
@@ -100,6 +111,8 @@ def test_slot_churn_reads_back_the_same_checksum_on_every_allocator():
                                   ["1", "1", "1", "extra"], ["2x"])],
     *[("realloc_steps", b) for b in (["0"], ["1", "0"], ["1", "4097"], ["1", "1", "0"], ["1", "1", "100001"],
                                      ["1", "1", "1", "extra"], ["-3"])],
+    *[("realloc_churn", b) for b in (["0"], ["1025"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
+                                     ["1", "1", "1", "1048577"], ["1", "1", "1", "2", "extra"], ["3q"])],
     *[("replace_sizes", b) for b in (["0"], ["1048577"], ["1", "0"], ["1", "1", "0"], ["1", "1", "9", "8"],
                                      ["1", "1", "1", "2", "extra"], ["5y"])],
     *[("slot_churn", b) for b in (["0"], ["16777217"], ["1", "0"], ["1", "1", "0"], ["1", "1", "4"],
