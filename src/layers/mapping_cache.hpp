@@ -132,27 +132,7 @@ class MappingCache : public Source {
   // mapping takes it back (claim_tail, put_chunk) or it goes back after the
   // delay. False, nothing done, when the cache would not keep a mapping of
   // that size or has no room: the caller shrinks the mapping itself.
-  bool hold_tail(void *tail, std::size_t bytes) noexcept {
-    if (bytes > Policy::max_bytes()) return false;
-    const std::size_t limit = Policy::limit();
-    const std::int64_t now = Policy::delay_ms() == kNever ? 0 : Policy::now_ms();
-    State &s = state();
-    bool held = false;
-    s.lock.lock();
-    const std::size_t cached = s.bytes.load(std::memory_order_relaxed);
-    if (cached + bytes <= limit) {
-      for (int i = 0; i < kSlots; ++i) {
-        if (!s.slot[i].p) {
-          s.slot[i] = Slot{tail, bytes, now, true};
-          s.bytes.store(cached + bytes, std::memory_order_relaxed);
-          held = true;
-          break;
-        }
-      }
-    }
-    s.lock.unlock();
-    return held;
-  }
+  bool hold_tail(void *tail, std::size_t bytes) noexcept { return keep(tail, bytes, true); }
 
   // The tail a split left at `end` (the end of a mapping its caller holds),
   // taken out of the cache: its bytes, which the caller's mapping now
@@ -278,7 +258,9 @@ class MappingCache : public Source {
   }
 
   // Into a free slot, if the mapping and the limit allow; false otherwise.
-  static bool keep(void *p, std::size_t bytes) noexcept {
+  // `tail`: the end of a mapping in use (hold_tail), which only its mapping
+  // takes back.
+  static bool keep(void *p, std::size_t bytes, bool tail = false) noexcept {
     if (bytes > Policy::max_bytes()) return false;
     const std::size_t limit = Policy::limit();
     const std::int64_t now = Policy::delay_ms() == kNever ? 0 : Policy::now_ms();
@@ -289,7 +271,7 @@ class MappingCache : public Source {
     if (cached + bytes <= limit) {
       for (int i = 0; i < kSlots; ++i) {
         if (!s.slot[i].p) {
-          s.slot[i] = Slot{p, bytes, now, false};
+          s.slot[i] = Slot{p, bytes, now, tail};
           s.bytes.store(cached + bytes, std::memory_order_relaxed);
           kept = true;
           break;
