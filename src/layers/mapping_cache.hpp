@@ -36,6 +36,8 @@
 //   static constexpr int kSlots          mappings kept at most
 //   static std::size_t limit()           bytes the cache may hold now
 //   static std::size_t max_bytes()       the largest mapping kept (or grown to)
+//   static std::size_t max_tail_bytes()  optional: the largest shrink's end
+//                                        held (hold_tail); max_bytes() if absent
 //   static std::int64_t delay_ms()       age at which a mapping goes back;
 //                                        kNever: kept until reused or expire(true)
 //   static std::int64_t now_ms()         a monotonic clock (not read for kNever)
@@ -130,9 +132,12 @@ class MappingCache : public Source {
   // The last `bytes` of a mapping its caller holds and no longer uses (a
   // shrink), from `tail` on, held as a split's tail would be: the caller's
   // mapping takes it back (claim_tail, put_chunk) or it goes back after the
-  // delay. False, nothing done, when the cache would not keep a mapping of
-  // that size or has no room: the caller shrinks the mapping itself.
-  bool hold_tail(void *tail, std::size_t bytes) noexcept { return keep(tail, bytes, true); }
+  // delay. False, nothing done, when it is above Policy's largest end held
+  // or the cache has no room: the caller shrinks the mapping itself.
+  bool hold_tail(void *tail, std::size_t bytes) noexcept {
+    if (bytes > max_tail()) return false;
+    return keep(tail, bytes, true);
+  }
 
   // The tail a split left at `end` (the end of a mapping its caller holds),
   // taken out of the cache: its bytes, which the caller's mapping now
@@ -257,11 +262,16 @@ class MappingCache : public Source {
     s.slot[i].p = nullptr;
   }
 
+  static std::size_t max_tail() noexcept {
+    if constexpr (requires { Policy::max_tail_bytes(); }) return Policy::max_tail_bytes();
+    else return Policy::max_bytes();
+  }
+
   // Into a free slot, if the mapping and the limit allow; false otherwise.
   // `tail`: the end of a mapping in use (hold_tail), which only its mapping
-  // takes back.
+  // takes back; its size was checked against max_tail().
   static bool keep(void *p, std::size_t bytes, bool tail = false) noexcept {
-    if (bytes > Policy::max_bytes()) return false;
+    if (!tail && bytes > Policy::max_bytes()) return false;
     const std::size_t limit = Policy::limit();
     const std::int64_t now = Policy::delay_ms() == kNever ? 0 : Policy::now_ms();
     State &s = state();
