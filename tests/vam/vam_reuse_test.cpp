@@ -32,6 +32,12 @@ vam_stats_t stats() {
 
 std::uint64_t maps() { return alloclab::os::counters().maps.load(); }
 std::uint64_t unmaps() { return alloclab::os::counters().unmaps.load(); }
+// Every call through the OS seam: maps, unmaps, resizes (failed in-place
+// ones included) and discards.
+std::uint64_t system_calls() {
+  auto &c = alloclab::os::counters();
+  return c.maps.load() + c.unmaps.load() + c.remaps.load() + c.failed_resizes.load() + c.discards.load();
+}
 
 // Another thread that owns a heap for the lifetime of this object: libvam
 // then applies VAM_DISCARD_THRESHOLD (256 pages), not the lone thread's one.
@@ -106,11 +112,7 @@ TEST(VamHugeReuse, ASmallerRequestReusesAFreedMappingWithoutANewOne) {
 TEST(VamHugeReuse, BuffersOfTwoSizesInTurnShareOneMappingWithNoSystemCall) {
   char *p = cached_huge(2097160);
   ASSERT_NE(p, nullptr);
-  auto calls = [] {
-    const auto &c = alloclab::os::counters();
-    return c.maps.load() + c.unmaps.load() + c.remaps.load() + c.failed_resizes.load();
-  };
-  const std::uint64_t before = calls();
+  const std::uint64_t before = system_calls();
   for (int i = 0; i < 100; ++i) {
     char *a = static_cast<char *>(vam_malloc(786440));
     ASSERT_EQ(a, p);
@@ -121,7 +123,7 @@ TEST(VamHugeReuse, BuffersOfTwoSizesInTurnShareOneMappingWithNoSystemCall) {
     memset(b, 4, 2097160);
     vam_free(b);
   }
-  EXPECT_EQ(calls() - before, 0u);
+  EXPECT_EQ(system_calls() - before, 0u);
   vam_collect();
   EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0);
 }
@@ -158,12 +160,8 @@ TEST(VamHugeReuse, AShrinkKeepsItsEndForAGrowBack) {
   char *q = static_cast<char *>(vam_malloc(3900000));
   ASSERT_EQ(q, p);
   memset(q, 7, 3900000);
-  auto calls = [] {
-    const auto &c = alloclab::os::counters();
-    return c.maps.load() + c.unmaps.load() + c.remaps.load() + c.failed_resizes.load();
-  };
   const std::int64_t cached = alloclab::vam::huge_cached_pages();
-  const std::uint64_t before = calls();
+  const std::uint64_t before = system_calls();
   char *r = static_cast<char *>(vam_realloc(q, 1000000));
   EXPECT_EQ(r, p);
   EXPECT_LT(vam_usable_size(r), 1010000u);
@@ -171,7 +169,7 @@ TEST(VamHugeReuse, AShrinkKeepsItsEndForAGrowBack) {
   char *w = static_cast<char *>(vam_realloc(r, 3800000));
   EXPECT_EQ(w, p) << "grown back over its end";
   EXPECT_EQ(w[3799999], 7) << "the end's pages as they were";
-  EXPECT_EQ(calls() - before, 0u) << "neither the shrink nor the grow made a system call";
+  EXPECT_EQ(system_calls() - before, 0u) << "neither the shrink nor the grow made a system call";
   // What is left in the cache: the mapping's pages past the 3,800,000 bytes
   // (49), a shrink's end again.
   EXPECT_LE(alloclab::vam::huge_cached_pages(), cached + 50);
@@ -194,18 +192,14 @@ TEST(VamHugeReuse, ABigBufferGrownByReallocKeepsItsShrinksEnd) {
   char *q = static_cast<char *>(vam_realloc(p, size_t{20} << 20));
   ASSERT_NE(q, nullptr);
   memset(q, 8, size_t{20} << 20);
-  auto calls = [] {
-    const auto &c = alloclab::os::counters();
-    return c.maps.load() + c.unmaps.load() + c.remaps.load() + c.failed_resizes.load();
-  };
-  const std::uint64_t before = calls();
+  const std::uint64_t before = system_calls();
   char *r = static_cast<char *>(vam_realloc(q, size_t{2} << 20));
   EXPECT_EQ(r, q);
   EXPECT_GE(alloclab::vam::huge_cached_pages(), (18 << 20) / 4096 - 1) << "the 18 MiB end is held";
   char *w = static_cast<char *>(vam_realloc(r, size_t{19} << 20));
   EXPECT_EQ(w, q) << "grown back over its end";
   EXPECT_EQ(w[(size_t{19} << 20) - 1], 8);
-  EXPECT_EQ(calls() - before, 0u);
+  EXPECT_EQ(system_calls() - before, 0u);
   vam_free(w);
   vam_collect();
   EXPECT_EQ(alloclab::vam::huge_cached_pages(), 0);
@@ -570,11 +564,6 @@ TEST(VamThreadChurn, ExitedThreadsKeepNoMoreThanTheSharedBudget) {
 }
 
 // ---- huge buffers of changing sizes, replaced in a loop (huge.cpp: the budget's recent peak)
-
-std::uint64_t system_calls() {
-  auto &c = alloclab::os::counters();
-  return c.maps.load() + c.unmaps.load() + c.remaps.load() + c.failed_resizes.load() + c.discards.load();
-}
 
 TEST(VamHugeChurn, ReplacingBuffersOfChangingSizesMakesFewSystemCalls) {
   vam_collect();
