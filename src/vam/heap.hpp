@@ -73,6 +73,13 @@ struct Heap {
   // reclaim pushed back (remote_reclaim.cpp): on `remote`'s line, which the
   // push has just written.
   std::atomic<std::int64_t> remote_queued{0};
+  // The owner's drains, counted (it alone writes it), and the count the
+  // last reclaim threshold saw (the pusher past the threshold writes it):
+  // an owner that drained between two thresholds is draining its stack
+  // itself, and the reclaim is skipped (remote_reclaim.cpp). On the line
+  // the drain and the pushes write anyway.
+  std::atomic<std::uint32_t> drains{0};
+  std::atomic<std::uint32_t> drains_seen{0};
   // Set while no thread drains `remote` (abandoned, or the exit heap):
   // remote frees then go one by one and count themselves (threads.cpp).
   // Every remote free reads it: not on the line the frees' CAS writes.

@@ -10,8 +10,12 @@
 //  1. Take. Once kReclaimObjects objects are queued (remote_flush counts
 //     them, the owner's drain restarts the count), the pusher whose batch
 //     reaches the count takes the owner's whole stack with one exchange, as
-//     a drain does. The chain is then its own: no other thread reads or
-//     writes those objects (their owner does not know they are free).
+//     a drain does, unless the owner has drained since the last time the
+//     count was reached: an owner that drains is working, and will reuse
+//     the pages a reclaim would give back (the faults would be its cost).
+//     So an owner is reclaimed at the second threshold it makes no drain
+//     across. The chain is then its own: no other thread reads or writes
+//     those objects (their owner does not know they are free).
 //  2. Count. It sorts the chain's objects by block and counts each block's
 //     DISTINCT slots. A slot met twice was freed twice with no allocation
 //     between (its owner cannot have handed it out again: for the owner it
@@ -329,6 +333,11 @@ void remote_reclaim(Heap *owner) noexcept {
   if (owner->orphan.load(std::memory_order_relaxed) != 0 || owner == t_heap) return;
   // Of the pushers that saw the count reach the threshold, one goes on.
   if (owner->remote_queued.exchange(0, std::memory_order_relaxed) < kReclaimObjects) return;
+  // Step 1's test: an owner that drained since the last threshold is
+  // working. The count has restarted, so the question comes again after
+  // as many frees.
+  const std::uint32_t drains = owner->drains.load(std::memory_order_relaxed);
+  if (owner->drains_seen.exchange(drains, std::memory_order_relaxed) != drains) return;
   if (g_layout.header != 0 || options().discard == int(DiscardPolicy::off)) return;
   auto *sc = static_cast<Scratch *>(os::map(kScratchBytes));
   if (!sc) return;

@@ -170,6 +170,7 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp
 // reclaim, which it can only bring a little early.
 void drain_remote(Heap *h) noexcept {
   h->remote_queued.store(0, std::memory_order_relaxed);
+  h->drains.store(h->drains.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     if (VAM_UNLIKELY(reinterpret_cast<std::uintptr_t>(f) & kRecordBit)) {

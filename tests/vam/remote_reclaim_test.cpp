@@ -253,6 +253,53 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
   for (void *p : kept) vam_free(p);
 }
 
+TEST(VamMemoryBack, AnOwnerThatDrainedSinceTheLastThresholdIsNotReclaimed) {
+  // An owner that drains its remote stack is working: it will reuse the
+  // pages of what it drains, and a reclaim would only make it fault them in
+  // again (the public suite's rptest did, at every burst of remote frees).
+  // So a threshold reached after the owner drained takes nothing, and the
+  // next one, with no drain between, reclaims. Three steps, each of just
+  // over a threshold's frees by main, sent whole (vam_collect):
+  //   1. whatever the heap's past, the count has been reached once;
+  //   2. after a drain by the owner (a large malloc aligned to more than 16
+  //      bytes drains whenever its stack holds anything): no reclaim;
+  //   3. no drain since step 2's threshold: the blocks come back.
+  if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
+  constexpr size_t kSize = 96;
+  const size_t step = static_cast<size_t>(kReclaimObjects) + 64;
+  std::vector<void *> handed(3 * step);
+  Steps steps;
+  vam_free(vam_malloc(64));  // main's heap exists (its remote frees go in batches)
+  std::thread owner([&] {
+    for (auto &p : handed) p = vam_malloc(kSize);
+    steps.finished();
+    steps.wait_for(1);
+    vam_free(vam_aligned_alloc(64, g_layout.page_max + 4096));
+    steps.finished();
+    steps.wait_for(2);
+  });
+  auto free_step = [&](size_t k) {
+    for (size_t i = k * step; i < (k + 1) * step; ++i) vam_free(handed[i]);
+    vam_collect();
+  };
+  steps.wait_all(1);
+  free_step(0);
+  steps.allow(1);
+  steps.wait_all(1);
+  const std::uint64_t before = g_reclaimed_blocks.load();
+  free_step(1);
+  const std::uint64_t after_drain = g_reclaimed_blocks.load() - before;
+  free_step(2);
+  const std::uint64_t after_idle = g_reclaimed_blocks.load() - before - after_drain;
+  printf("blocks reclaimed: %llu after the owner drained, %llu after it did not\n",
+         static_cast<unsigned long long>(after_drain), static_cast<unsigned long long>(after_idle));
+  EXPECT_EQ(after_drain, 0u);
+  EXPECT_GT(after_idle, 0u);
+  steps.allow(2);
+  owner.join();
+  expect_no_address_twice(handed.size(), kSize, {});
+}
+
 TEST(VamMemoryBack, IdleProducersMidSizedLargeObjectsComeBackWhole) {
   // 3,000-byte objects by default (large, but with no page of their own: a
   // page holds the tags of one or two): the reclaims take the owner's large lock and
