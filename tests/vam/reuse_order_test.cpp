@@ -282,7 +282,7 @@ TEST(VamReap, AutoSendsABlockRegainedByScatteredFreesToTheEnd) {
 TEST(VamReap, AutoMakesABlockRegainedByNeighbouringFreesTheFront) {
   using namespace alloclab::vam;
   if (!order_auto()) GTEST_SKIP() << "VAM_ORDER is not auto";
-  for (const auto pair : {std::pair<size_t, size_t>{5, 4}, std::pair<size_t, size_t>{7, 8}}) {
+  for (const auto &pair : {std::pair<size_t, size_t>{5, 4}, std::pair<size_t, size_t>{7, 8}}) {
     AutoBlocks t(6);
     ASSERT_GE(t.full.size(), 1u);
     Block *b = t.block(0);
