@@ -77,16 +77,29 @@ void wake_and_check(Steps &steps, std::vector<std::thread> &ts, const std::vecto
   EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
 }
 
-// Main's side of a working owner's test: once the owner has allocated
-// `handed`, free it all (main's last batches sent by vam_collect), tell the
-// owner, and wait for it to exit.
-void free_handed_over(Steps &steps, const std::vector<void *> &handed, std::atomic<bool> &freed,
-                      std::thread &owner) {
+// Main's side of a working owner's test. Once the owner has allocated
+// `handed`, main frees its first three quarters (its last batches sent by
+// vam_collect) while the owner keeps to calls that do not drain its stack,
+// so that the reclaims come (one that drained since the last threshold is
+// spared); then sets `drain`, and the owner also makes calls that drain
+// (applying the reclaims' records) while main frees the rest and more
+// reclaims may run; then main tells the owner it is done and waits for it
+// to exit. Returns how much `reclaimed` grew over the first part.
+std::uint64_t free_handed_over(Steps &steps, const std::vector<void *> &handed, std::atomic<bool> &drain,
+                               std::atomic<bool> &freed, std::thread &owner,
+                               const std::atomic<std::uint64_t> &reclaimed) {
   steps.wait_all(1);
-  for (void *p : handed) vam_free(p);
+  const std::uint64_t before = reclaimed.load();
+  const size_t part = handed.size() * 3 / 4;
+  for (size_t i = 0; i < part; ++i) vam_free(handed[i]);
+  vam_collect();
+  const std::uint64_t got = reclaimed.load() - before;
+  drain = true;
+  for (size_t i = part; i < handed.size(); ++i) vam_free(handed[i]);
   vam_collect();
   freed = true;
   owner.join();
+  return got;
 }
 
 // A new thread (which adopts the heap a working owner left at its exit)
@@ -213,8 +226,9 @@ TEST(VamMemoryBack, IdleProducersLargeObjectsGiveTheirInsidesBack) {
 
 TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
   // The owner keeps working while another thread frees what it handed
-  // over: fast-path mallocs and frees of another class, and objects of the
-  // handed-over class it keeps, written with a pattern. The reclaims must
+  // over: fast-path mallocs and frees of another class and, once main has
+  // freed most of it (free_handed_over), objects of the handed-over class it
+  // keeps, written with a pattern, whose slow paths drain. The reclaims must
   // give back only what was freed: every kept object keeps its pattern, and
   // none is handed out twice.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
@@ -224,18 +238,17 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
   std::vector<unsigned char *> kept;
   Steps steps;
   vam_free(vam_malloc(64));
-  const std::uint64_t before = g_reclaimed_blocks.load();
   // Alive and working until main's frees are over (an owner that exited
-  // would be an orphan, whose frees are not reclaimed); a kept object every
-  // eighth round, so that its slow paths, which drain, are few enough for
-  // reclaims to come between them.
+  // would be an orphan, whose frees are not reclaimed).
+  std::atomic<bool> drain{false};
   std::atomic<bool> freed{false};
   std::thread owner([&] {
     for (auto &p : handed) p = vam_malloc(kSize);
+    vam_free(vam_malloc(48));  // the other class's front exists: its calls below stay on the fast paths
     steps.finished();
     for (int round = 0; round < 400 || !freed.load(); ++round) {
       for (int i = 0; i < 64; ++i) vam_free(vam_malloc(48));
-      if (round % 8 == 0) {
+      if (drain.load() && round % 8 == 0) {
         auto *p = static_cast<unsigned char *>(vam_malloc(kSize));
         memset(p, static_cast<int>(kept.size() & 0xff) | 1, kSize);
         kept.push_back(p);
@@ -243,8 +256,7 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
       if (round % 50 == 0) std::this_thread::yield();
     }
   });
-  free_handed_over(steps, handed, freed, owner);
-  EXPECT_GT(g_reclaimed_blocks.load(), before);
+  EXPECT_GT(free_handed_over(steps, handed, drain, freed, owner, g_reclaimed_blocks), 0u);
   for (size_t i = 0; i < kept.size(); ++i)
     for (size_t j = 0; j < kSize; ++j)
       ASSERT_EQ(kept[i][j], static_cast<unsigned char>((i & 0xff) | 1)) << "object " << i << " byte " << j;
@@ -352,10 +364,10 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
   // heap under its large lock. The objects it keeps lie between the ones it
   // handed over (one every 16), so the reclaims' merges write the tags next
   // to them while the owner shrinks and grows them in place with realloc,
-  // and now and then frees one and mallocs another (a malloc that misses
-  // the quick lists drains the stack, which would leave a reclaim nothing
-  // to do). Every kept object keeps its pattern, and no address is handed
-  // out twice.
+  // and, once main has freed most of them (free_handed_over), now and then
+  // frees one and mallocs another (a malloc that misses the quick lists
+  // drains the stack). Every kept object keeps its pattern, and no address
+  // is handed out twice.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   const size_t kSize = g_layout.page_max + 1976;  // large: 3,000 bytes by default
   const size_t units = (kSize >> kLargeUnitShift) + 1;  // what each counts towards a reclaim
@@ -370,7 +382,7 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
   std::vector<Kept> kept;
   Steps steps;
   vam_free(vam_malloc(64));
-  const std::uint64_t before = g_reclaimed_large.load();
+  std::atomic<bool> drain{false};
   std::atomic<bool> freed{false};
   std::thread owner([&] {
     unsigned x = 12345;
@@ -389,7 +401,7 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
     for (int round = 0; round < 20000 || !freed.load(); ++round) {
       x = x * 1103515245u + 12345u;
       Kept &k = kept[(x >> 4) % kept.size()];
-      if (round % 256 == 0) {
+      if (drain.load() && round % 256 == 0) {
         vam_free(k.p);
         k = fresh(static_cast<unsigned char>(round | 1));
       } else {
@@ -406,8 +418,7 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersLargeObjectsAlone) {
       if (round % 64 == 0) std::this_thread::yield();
     }
   });
-  free_handed_over(steps, handed, freed, owner);
-  EXPECT_GT(g_reclaimed_large.load(), before);
+  EXPECT_GT(free_handed_over(steps, handed, drain, freed, owner, g_reclaimed_large), 0u);
   std::vector<void *> all;
   for (const Kept &k : kept) {
     for (size_t j = 0; j < k.n; ++j) ASSERT_EQ(k.p[j], k.v) << "byte " << j << " of " << k.n;
