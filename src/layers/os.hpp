@@ -3,7 +3,10 @@
 // Every request for address space, every return of it, and every "these
 // pages are dead, drop their contents" goes through this file. Nothing else
 // in src/ calls mmap, mremap, munmap or madvise; a port touches only this file, and
-// tests can count calls through the counters below.
+// tests can count calls through the counters below. So does what vam asks of
+// the scheduler: whether another thread waits for this one's CPU, and a
+// moment's pause to let it run (thread_runnable_on, step_aside; Linux's
+// /proc).
 //
 // The functions never allocate through malloc and never touch errno on
 // success; on failure map functions return nullptr and leave errno as the
@@ -15,7 +18,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace alloclab::os {
@@ -206,6 +212,60 @@ inline bool advise_hugepages(void *p, std::size_t bytes, bool on) noexcept {
   (void)on;
   return false;
 #endif
+}
+
+// The kernel's id of the calling thread (gettid), for thread_runnable_on.
+inline int thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
+
+// The CPU that thread `tid` of this process last ran on, if it is running
+// or waiting for a CPU (state R in /proc/self/task/TID/stat); -1 when it is
+// blocked or sleeping, or when it cannot be told (no such thread, no /proc,
+// a refused open). Three raw system calls, none of them a cancellation
+// point (free may be where a thread meets this), no allocation; errno is
+// left as it was.
+inline int thread_runnable_on(int tid) noexcept {
+  if (tid <= 0) return -1;
+  char path[40] = "/proc/self/task/";
+  std::size_t at = sizeof "/proc/self/task/" - 1;
+  char digits[12];
+  std::size_t nd = 0;
+  for (unsigned v = static_cast<unsigned>(tid); v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
+  while (nd != 0) path[at++] = digits[--nd];
+  for (const char c : {'/', 's', 't', 'a', 't', '\0'}) path[at++] = c;
+  const int saved = errno;
+  const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    errno = saved;
+    return -1;
+  }
+  char buf[512];
+  const long n = ::syscall(SYS_read, fd, buf, sizeof buf);
+  ::syscall(SYS_close, fd);
+  errno = saved;
+  // "tid (name) S f4 ... f39 ...": the fields follow the last ')', since the
+  // name may hold one; the state is field 3, the last CPU field 39, and
+  // those between are numbers.
+  long i = n - 1;
+  while (i >= 0 && buf[i] != ')') --i;
+  if (i < 0 || i + 2 >= n || buf[i + 2] != 'R') return -1;
+  i += 2;
+  for (int field = 3; field < 39; ++field) {
+    while (i < n && buf[i] != ' ') ++i;
+    ++i;
+  }
+  int cpu = 0;
+  long k = i;
+  for (; k < n && buf[k] >= '0' && buf[k] <= '9'; ++k) cpu = cpu * 10 + (buf[k] - '0');
+  return k > i && k < n ? cpu : -1;
+}
+
+// Block for `us` microseconds, letting another thread have this CPU: a raw
+// nanosleep, which is no cancellation point; errno is left as it was.
+inline void step_aside(long us) noexcept {
+  const int saved = errno;
+  const timespec pause = {0, us * 1000};
+  ::syscall(SYS_nanosleep, &pause, nullptr);
+  errno = saved;
 }
 
 }  // namespace alloclab::os

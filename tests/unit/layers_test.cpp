@@ -1,12 +1,17 @@
 // Unit tests of the heap layers on their own.
 #include <cerrno>
+#include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "layers/boundary_tag.hpp"
@@ -488,6 +493,52 @@ TEST(Os, RemapKeepsContentsAndAlignmentWhetherItMovesOrNot) {
   EXPECT_EQ(os::counters().remaps.load(), remaps + 2);
   os::unmap(r, ps * 2);
   if (blocked) ::munmap(blocker, ps);
+}
+
+TEST(Os, ThreadRunnableOnTellsARunnableThreadsCpuFromABlockedOne) {
+  errno = 4321;
+  const int self = os::thread_runnable_on(os::thread_id());
+  EXPECT_EQ(errno, 4321);
+  if (self < 0) GTEST_SKIP() << "this system's /proc does not give a thread's state";
+  EXPECT_LT(self, CPU_SETSIZE);
+  EXPECT_EQ(os::thread_runnable_on(0), -1);
+  EXPECT_EQ(os::thread_runnable_on(-1), -1);
+  // A thread blocked in a read of an empty pipe sleeps (S): not runnable.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::atomic<int> tid{0};
+  std::thread t([&] {
+    tid = os::thread_id();
+    char c;
+    (void)!read(fds[0], &c, 1);
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  bool blocked = false;
+  for (int i = 0; i < 2000 && !blocked; ++i) {  // until it has entered the read: 2 s at most
+    blocked = os::thread_runnable_on(tid.load()) < 0;
+    if (!blocked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(blocked);
+  // A thread that spins is running, or waiting for a CPU (R) either way.
+  std::atomic<bool> stop{false};
+  std::atomic<int> spinner{0};
+  std::thread s([&] {
+    spinner = os::thread_id();
+    while (!stop.load()) {
+    }
+  });
+  while (spinner.load() == 0) std::this_thread::yield();
+  EXPECT_GE(os::thread_runnable_on(spinner.load()), 0);
+  stop = true;
+  s.join();
+  EXPECT_EQ(os::thread_runnable_on(spinner.load()), -1);  // gone: no such thread
+  (void)!write(fds[1], "x", 1);
+  t.join();
+  close(fds[0]);
+  close(fds[1]);
+  errno = 4321;
+  os::step_aside(10);
+  EXPECT_EQ(errno, 4321);
 }
 
 TEST(PtrSet, InsertEraseContainsAndIterateAcrossGrowth) {
