@@ -80,6 +80,10 @@ struct Heap {
   // the drain and the pushes write anyway.
   std::atomic<std::uint32_t> drains{0};
   std::atomic<std::uint32_t> drains_seen{0};
+  // The owner thread's kernel id (0: none, or not known), set when a thread
+  // takes the heap: a reclaim asks the kernel whether it is waiting for a
+  // CPU (remote_reclaim.cpp).
+  std::atomic<std::int32_t> tid{0};
   // Set while no thread drains `remote` (abandoned, or the exit heap):
   // remote frees then go one by one and count themselves (threads.cpp).
   // Every remote free reads it: not on the line the frees' CAS writes.

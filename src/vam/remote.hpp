@@ -98,6 +98,10 @@ FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept;
 // (the tests read them).
 extern std::atomic<std::uint64_t> g_reclaimed_blocks;
 extern std::atomic<std::uint64_t> g_reclaimed_large;
+// Set: a reclaim takes the owner's stack at every threshold, whether or not
+// the owner drained or waits for the CPU (the tests that race reclaims
+// against a working owner set it; nothing else does).
+extern std::atomic<bool> g_reclaim_always;
 // fork waits for the reclaims that hold a heap's large lock, and none
 // starts until it is done (remote_reclaim.cpp, LargeHold).
 void reclaim_fork_prepare() noexcept;

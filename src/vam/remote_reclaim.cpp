@@ -91,6 +91,7 @@ namespace alloclab::vam {
 std::atomic<std::uint64_t> g_reclaimed_blocks{0};
 std::atomic<std::uint64_t> g_reclaimed_large{0};
 std::atomic<std::uint32_t> g_large_reclaims{0};
+std::atomic<bool> g_reclaim_always{false};
 std::atomic<bool> g_fork_waiting{false};
 
 void reclaim_fork_prepare() noexcept {
@@ -337,7 +338,24 @@ void remote_reclaim(Heap *owner) noexcept {
   // working. The count has restarted, so the question comes again after
   // as many frees.
   const std::uint32_t drains = owner->drains.load(std::memory_order_relaxed);
-  if (owner->drains_seen.exchange(drains, std::memory_order_relaxed) != drains) return;
+  const bool always = g_reclaim_always.load(std::memory_order_relaxed);
+  if (owner->drains_seen.exchange(drains, std::memory_order_relaxed) != drains && !always) return;
+  // An owner that the kernel has runnable on this thread's CPU is waiting
+  // for it (fewer CPUs than threads: the pushes came within one time
+  // slice). This thread steps aside, 50 us at a time, up to a millisecond,
+  // while the owner stays runnable here: given the CPU, a working owner
+  // drains (perhaps after the drain it is in), an idle one blocks. Only a
+  // drain spares it, so no stack is left unreclaimed on a guess.
+  for (int pause = 0; pause < 20 && !always; ++pause) {
+    const int cpu = os::thread_runnable_on(owner->tid.load(std::memory_order_relaxed));
+    if (cpu < 0 || cpu != sched_getcpu()) break;
+    os::step_aside(50);
+    const std::uint32_t now = owner->drains.load(std::memory_order_relaxed);
+    if (now != drains) {
+      owner->drains_seen.store(now, std::memory_order_relaxed);
+      return;
+    }
+  }
   if (g_layout.header != 0 || options().discard == int(DiscardPolicy::off)) return;
   auto *sc = static_cast<Scratch *>(os::map(kScratchBytes));
   if (!sc) return;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "layers/os.hpp"
 #include "layers/owner_lock.hpp"
 #include "vam/api.hpp"
 #include "vam/global.hpp"
@@ -41,6 +42,10 @@ void fork_child() noexcept {
   owner_lock_setup();  // the child's address space is a new one
   reclaim_fork_done();
   g.live.store(t_heap != &g_empty_heap ? 1 : 0, std::memory_order_relaxed);
+  // The parent's other threads are not the child's: their heaps' thread ids
+  // would name no thread here, or another one later.
+  for (Heap *h = g.all; h; h = h->all_next) h->tid.store(0, std::memory_order_relaxed);
+  if (t_heap != &g_empty_heap) t_heap->tid.store(os::thread_id(), std::memory_order_relaxed);
   g.lock.reset();
   g.exit_lock.reset();
   g.walk_lock.reset();

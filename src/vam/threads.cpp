@@ -9,6 +9,7 @@
 
 #include <atomic>
 
+#include "layers/os.hpp"
 #include "vam/api.hpp"
 #include "vam/free_cache.hpp"
 #include "vam/global.hpp"
@@ -65,6 +66,7 @@ void thread_done(void *arg) noexcept {
       heap_abandon(h, idle_limit() - g.abandoned_pages.load(std::memory_order_relaxed));
   h->orphan_frees.store(0, std::memory_order_relaxed);
   h->orphan.store(1, std::memory_order_relaxed);
+  h->tid.store(0, std::memory_order_relaxed);
   g.lock.lock();
   h->kept_pages = kept;
   h->exit_kept = kept;
@@ -208,6 +210,7 @@ Heap *new_listed_heap() noexcept {
     if (!h) return nullptr;
   }
   t_heap = h;
+  h->tid.store(os::thread_id(), std::memory_order_relaxed);
   g.live.fetch_add(1, std::memory_order_relaxed);
   drain_remote(h);
   install_hooks();

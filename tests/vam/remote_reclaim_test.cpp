@@ -1,6 +1,7 @@
 // remote_reclaim_test.cpp — remote frees into the heap of a thread that is
 // alive but makes no call come back without it (remote_reclaim.cpp), and
 // the reclaims leave a heap whose thread is working intact.
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -15,6 +16,7 @@
 
 #include "alloclab/vam.h"
 #include "api_test_support.hpp"
+#include "layers/os.hpp"
 #include "vam/layout.hpp"
 #include "vam/remote.hpp"
 
@@ -79,20 +81,23 @@ void wake_and_check(Steps &steps, std::vector<std::thread> &ts, const std::vecto
 
 // Main's side of a working owner's test. Once the owner has allocated
 // `handed`, main frees its first three quarters (its last batches sent by
-// vam_collect) while the owner keeps to calls that do not drain its stack,
-// so that the reclaims come (one that drained since the last threshold is
-// spared); then sets `drain`, and the owner also makes calls that drain
-// (applying the reclaims' records) while main frees the rest and more
-// reclaims may run; then main tells the owner it is done and waits for it
-// to exit. Returns how much `reclaimed` grew over the first part.
+// vam_collect) with g_reclaim_always set, so that every threshold reclaims
+// while the owner works (the rules that spare a working owner have their
+// own tests: here the reclaims must race it); then sets `drain`, and the
+// owner also makes calls that drain (applying the reclaims' records) while
+// main frees the rest under the rules and more reclaims may run; then main
+// tells the owner it is done and waits for it to exit. Returns how much
+// `reclaimed` grew over the first part.
 std::uint64_t free_handed_over(Steps &steps, const std::vector<void *> &handed, std::atomic<bool> &drain,
                                std::atomic<bool> &freed, std::thread &owner,
                                const std::atomic<std::uint64_t> &reclaimed) {
   steps.wait_all(1);
   const std::uint64_t before = reclaimed.load();
   const size_t part = handed.size() * 3 / 4;
+  g_reclaim_always = true;
   for (size_t i = 0; i < part; ++i) vam_free(handed[i]);
   vam_collect();
+  g_reclaim_always = false;
   const std::uint64_t got = reclaimed.load() - before;
   drain = true;
   for (size_t i = part; i < handed.size(); ++i) vam_free(handed[i]);
@@ -309,6 +314,53 @@ TEST(VamMemoryBack, AnOwnerThatDrainedSinceTheLastThresholdIsNotReclaimed) {
   EXPECT_GT(after_idle, 0u);
   steps.allow(2);
   owner.join();
+  expect_no_address_twice(handed.size(), kSize, {});
+}
+
+TEST(VamMemoryBack, AnOwnerWaitingForTheCpuIsGivenItBeforeAReclaim) {
+  // With fewer CPUs than threads, a working owner can make no drain across
+  // two thresholds only because it waited for the CPU the freeing thread
+  // held: the public suite's rptest on one CPU was reclaimed at nearly every
+  // threshold and faulted its objects back in. A reclaim that finds its
+  // owner runnable (state R) on its own CPU first steps aside for a moment;
+  // an owner that then drains is spared. Here both threads share one CPU,
+  // the owner drains at every call (a large malloc aligned to more than 16
+  // bytes drains whenever its stack holds anything), and main frees four
+  // thresholds' worth without blocking: no block may come back.
+  if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
+  if (alloclab::os::thread_runnable_on(alloclab::os::thread_id()) < 0)
+    GTEST_SKIP() << "this system's /proc does not give a thread's state";
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // main, and the owner it starts
+  constexpr size_t kSize = 96;
+  const size_t step = static_cast<size_t>(kReclaimObjects) + 64;
+  std::vector<void *> handed(4 * step);
+  Steps steps;
+  std::atomic<bool> done{false};
+  vam_free(vam_malloc(64));  // main's heap exists (its remote frees go in batches)
+  std::thread owner([&] {
+    for (auto &p : handed) p = vam_malloc(kSize);
+    steps.finished();
+    while (!done.load()) vam_free(vam_aligned_alloc(64, g_layout.page_max + 4096));
+  });
+  steps.wait_all(1);
+  const std::uint64_t before = g_reclaimed_blocks.load();
+  for (size_t k = 0; k < 4; ++k) {
+    for (size_t i = k * step; i < (k + 1) * step; ++i) vam_free(handed[i]);
+    vam_collect();
+  }
+  const std::uint64_t reclaimed = g_reclaimed_blocks.load() - before;
+  done = true;
+  owner.join();
+  ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(reclaimed, 0u);
   expect_no_address_twice(handed.size(), kSize, {});
 }
 
