@@ -80,6 +80,7 @@ struct Heap {
   // the drain and the pushes write anyway.
   std::atomic<std::uint32_t> drains{0};
   std::atomic<std::uint32_t> drains_seen{0};
+  std::atomic<std::uint32_t> draining{0};  // 1 while the owner drains: it is working
   // The owner thread's kernel id (0: none, or not known), set when a thread
   // takes the heap: a reclaim asks the kernel whether it is waiting for a
   // CPU (remote_reclaim.cpp).

@@ -98,6 +98,9 @@ FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept;
 // (the tests read them).
 extern std::atomic<std::uint64_t> g_reclaimed_blocks;
 extern std::atomic<std::uint64_t> g_reclaimed_large;
+// Reclaims given up because the owner, waiting for the pusher's CPU, drained
+// once the pusher stepped aside (the tests read it).
+extern std::atomic<std::uint64_t> g_reclaims_stepped_aside;
 // Set: a reclaim takes the owner's stack at every threshold, whether or not
 // the owner drained or waits for the CPU (the tests that race reclaims
 // against a working owner set it; nothing else does).

@@ -11,11 +11,13 @@
 //     them, the owner's drain restarts the count), the pusher whose batch
 //     reaches the count takes the owner's whole stack with one exchange, as
 //     a drain does, unless the owner has drained since the last time the
-//     count was reached: an owner that drains is working, and will reuse
-//     the pages a reclaim would give back (the faults would be its cost).
-//     So an owner is reclaimed at the second threshold it makes no drain
-//     across. The chain is then its own: no other thread reads or writes
-//     those objects (their owner does not know they are free).
+//     count was reached or is draining now: an owner that drains is
+//     working, and will reuse the pages a reclaim would give back (the
+//     faults would be its cost). So an owner is reclaimed at the second
+//     threshold it makes no drain across; and when it is only waiting for
+//     the pusher's CPU, the pusher steps aside first to let it drain (below,
+//     in remote_reclaim). The chain is then its own: no other thread reads
+//     or writes those objects (their owner does not know they are free).
 //  2. Count. It sorts the chain's objects by block and counts each block's
 //     DISTINCT slots. A slot met twice was freed twice with no allocation
 //     between (its owner cannot have handed it out again: for the owner it
@@ -92,6 +94,7 @@ std::atomic<std::uint64_t> g_reclaimed_blocks{0};
 std::atomic<std::uint64_t> g_reclaimed_large{0};
 std::atomic<std::uint32_t> g_large_reclaims{0};
 std::atomic<bool> g_reclaim_always{false};
+std::atomic<std::uint64_t> g_reclaims_stepped_aside{0};
 std::atomic<bool> g_fork_waiting{false};
 
 void reclaim_fork_prepare() noexcept {
@@ -334,18 +337,19 @@ void remote_reclaim(Heap *owner) noexcept {
   if (owner->orphan.load(std::memory_order_relaxed) != 0 || owner == t_heap) return;
   // Of the pushers that saw the count reach the threshold, one goes on.
   if (owner->remote_queued.exchange(0, std::memory_order_relaxed) < kReclaimObjects) return;
-  // Step 1's test: an owner that drained since the last threshold is
-  // working. The count has restarted, so the question comes again after
-  // as many frees.
+  // Step 1's test: an owner that drained since the last threshold, or is
+  // draining now, is working. The count has restarted, so the question
+  // comes again after as many frees.
   const std::uint32_t drains = owner->drains.load(std::memory_order_relaxed);
   const bool always = g_reclaim_always.load(std::memory_order_relaxed);
   if (owner->drains_seen.exchange(drains, std::memory_order_relaxed) != drains && !always) return;
+  if (owner->draining.load(std::memory_order_relaxed) != 0 && !always) return;
   // An owner that the kernel has runnable on this thread's CPU is waiting
   // for it (fewer CPUs than threads: the pushes came within one time
   // slice). This thread steps aside, 50 us at a time, up to a millisecond,
   // while the owner stays runnable here: given the CPU, a working owner
-  // drains (perhaps after the drain it is in), an idle one blocks. Only a
-  // drain spares it, so no stack is left unreclaimed on a guess.
+  // drains, an idle one blocks. Only a drain spares it, so no stack is left
+  // unreclaimed on a guess.
   for (int pause = 0; pause < 20 && !always; ++pause) {
     const int cpu = os::thread_runnable_on(owner->tid.load(std::memory_order_relaxed));
     if (cpu < 0 || cpu != sched_getcpu()) break;
@@ -353,6 +357,7 @@ void remote_reclaim(Heap *owner) noexcept {
     const std::uint32_t now = owner->drains.load(std::memory_order_relaxed);
     if (now != drains) {
       owner->drains_seen.store(now, std::memory_order_relaxed);
+      g_reclaims_stepped_aside.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }

@@ -171,6 +171,7 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp
 void drain_remote(Heap *h) noexcept {
   h->remote_queued.store(0, std::memory_order_relaxed);
   h->drains.store(h->drains.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  h->draining.store(1, std::memory_order_relaxed);
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
   while (f) {
     if (VAM_UNLIKELY(reinterpret_cast<std::uintptr_t>(f) & kRecordBit)) {
@@ -187,6 +188,7 @@ void drain_remote(Heap *h) noexcept {
     else small_free_local(s, f);
     f = next;
   }
+  h->draining.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace alloclab::vam

@@ -326,7 +326,11 @@ TEST(VamMemoryBack, AnOwnerWaitingForTheCpuIsGivenItBeforeAReclaim) {
   // an owner that then drains is spared. Here both threads share one CPU,
   // the owner drains at every call (a large malloc aligned to more than 16
   // bytes drains whenever its stack holds anything), and main frees four
-  // thresholds' worth without blocking: no block may come back.
+  // thresholds' worth without blocking: the owner is spared after main
+  // stepped aside, and, on a machine with nothing else to run, no block
+  // comes back (the tree before gave back 194). Another process on the
+  // same CPU can hold it through main's pauses, which are bounded (1 ms):
+  // then a reclaim may go on, and only the first claim is asserted.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   if (alloclab::os::thread_runnable_on(alloclab::os::thread_id()) < 0)
     GTEST_SKIP() << "this system's /proc does not give a thread's state";
@@ -352,15 +356,19 @@ TEST(VamMemoryBack, AnOwnerWaitingForTheCpuIsGivenItBeforeAReclaim) {
   });
   steps.wait_all(1);
   const std::uint64_t before = g_reclaimed_blocks.load();
+  const std::uint64_t aside_before = g_reclaims_stepped_aside.load();
   for (size_t k = 0; k < 4; ++k) {
     for (size_t i = k * step; i < (k + 1) * step; ++i) vam_free(handed[i]);
     vam_collect();
   }
   const std::uint64_t reclaimed = g_reclaimed_blocks.load() - before;
+  const std::uint64_t aside = g_reclaims_stepped_aside.load() - aside_before;
   done = true;
   owner.join();
   ASSERT_EQ(sched_setaffinity(0, sizeof all, &all), 0);
-  EXPECT_EQ(reclaimed, 0u);
+  printf("reclaims spared after stepping aside: %llu; blocks reclaimed: %llu\n",
+         static_cast<unsigned long long>(aside), static_cast<unsigned long long>(reclaimed));
+  EXPECT_GT(aside, 0u);
   expect_no_address_twice(handed.size(), kSize, {});
 }
 
