@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT  # noqa: E402
 from bench import synthetic  # noqa: E402
 from alloclab import LabError  # noqa: E402
+from alloclab.core import allocators  # noqa: E402
 BUILD = os.path.abspath(os.environ.get("ALLOCLAB_BENCH_BUILD") or os.path.join(ROOT, "build", "release"))
 RUNNER = os.path.join(ROOT, "bench", "threads", "run")
 BENCHES = ["larson", "rptest", "mstress", "xmalloc", "glibc_thread"]
@@ -262,6 +263,49 @@ def test_originals_name_each_allocator_with_its_library_version_and_settings(tmp
         o.parse_allocators("vam", str(tmp_path / "none"))
 
 
+def test_originals_run_a_program_on_the_cpus_given_and_refuse_others():
+    o = originals()
+    mine = sorted(os.sched_getaffinity(0))
+    assert o.parse_cpus(str(mine[0])) == [mine[0]]
+    assert o.parse_cpus(f"{mine[0]}-{mine[-1]}") == mine
+    for bad in ("x", "1-0", "0,,1", ""):
+        with pytest.raises(LabError, match="give CPUs as"):
+            o.parse_cpus(bad)
+    with pytest.raises(LabError, match="is not one this machine lets the run use"):
+        o.parse_cpus(str(max(mine) + 1))
+    # the program itself, under GNU time and env as every run, sees only the CPU given
+    prog = "import os; print(sorted(os.sched_getaffinity(0)))"
+    glibc = allocators.Allocator("glibc", None, "x")
+    r = o.run_once(sys.executable, ["-c", prog], glibc, 30, [mine[-1]])
+    assert r["status"] == "ok" and r["output"].strip() == str([mine[-1]])
+    r = o.run_once(sys.executable, ["-c", prog], glibc, 30)
+    assert r["status"] == "ok" and r["output"].strip() == str(mine)
+    meta = {"rounds": 1, "procs": 2, "suite": "x", "allocators": []}
+    assert "procs 2 on CPU 0 alone," in o.render({}, {**meta, "cpus": [0]})
+    assert "procs 2, one run" in o.render({}, meta)
+
+
+def test_originals_name_the_suite_by_its_checkout_not_by_where_it_lies(tmp_path):
+    o = originals()
+    repo = tmp_path / "the-suite"
+    (repo / "out" / "bench").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    (repo / "README").write_text("x")
+    subprocess.run(git + ["add", "README"], check=True)
+    subprocess.run(git + ["commit", "-qm", "x"], check=True)
+    head = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    got = o.suite_identity(str(repo / "out" / "bench"))
+    assert got == f"the-suite at {head[:12]}, out/bench" and str(tmp_path) not in got
+    assert o.suite_identity(str(repo)) == f"the-suite at {head[:12]}"
+    plain = tmp_path / "plain" / "bench"
+    plain.mkdir(parents=True)
+    assert o.suite_identity(str(plain)) == "bench"
+    assert o.without_suite_path(["--rounds", "3", "--suite", "/a/b", "-o", "x"]) == \
+        ["--rounds", "3", "--suite", "SUITE", "-o", "x"]
+    assert o.without_suite_path(["--suite=/a/b"]) == ["--suite=SUITE"]
+
+
 # ---- the originals' A/A null: one allocator run twice in every round (made-up runs)
 
 def _vam_row(o, doc):
@@ -297,7 +341,7 @@ def test_originals_record_the_twin_and_run_it_in_every_round(tmp_path, monkeypat
         libs.append(f"{name}={lib}")
     ran = []
 
-    def run_once(exe, argv, alloc, timeout):   # no program runs: each allocator's time made up
+    def run_once(exe, argv, alloc, timeout, cpus=None):  # no program runs: each allocator's time made up
         ran.append(alloc.name)
         t = {"glibc": 30.0, "mimalloc": 20.0, "mimalloc~again": 20.0, "vam": 19.0}[alloc.name]
         return {"wall": 1.0, "user": 1.0, "sys": 0.0, "max_rss_kb": 1024, "other_cpu": 0.0, "status": "ok",
