@@ -12,6 +12,7 @@ version and library).
 API::
 
     provenance(command, started, load, allocs) -> dict   # {"record", "machine", "allocator_info"}
+    in_checkout(info) -> dict             # an allocator's info, its library named inside the checkout
     record_problems(doc) -> list[str]     # why DOC's record cannot be cited: no commit, a changed tree
     record_line(doc) / allocators_line(doc) -> str   # the report's lines on where the run came from
     read_bench(path, fmt) -> dict         # FILE.json (or FILE.json.gz), or the KIND.json of a directory
@@ -49,9 +50,27 @@ JSON, MD = ".json", ".md"
 def provenance(command: list, started: str, load, allocs: list) -> dict:
     """Where a bench run came from, under the names a study's meta gives them: the run record
     (machine.record of COMMAND, STARTED), the machine with LOAD (a core.load.Load watched over
-    the run) and each of ALLOCS' (core.allocators.Allocator) name, version and library."""
+    the run) and each of ALLOCS' (core.allocators.Allocator) name, version and library, a
+    library inside the checkout named by its path there (in_checkout)."""
     return {"record": machine.record(command, started), "machine": machine.during(load),
-            "allocator_info": [a.info() for a in allocs]}
+            "allocator_info": [in_checkout(a.info()) for a in allocs]}
+
+
+def in_checkout(info: dict, root: str = paths.SOURCE_ROOT) -> dict:
+    """INFO (Allocator.info()) with its library's path relative to ROOT, the checkout this
+    alloclab runs from, when the library lies inside it (build/release/src/vam/libvam.so): a
+    reader finds it there in their own checkout, and the run names no place on this machine."""
+    path = info.get("path")
+    if not path or not os.path.isabs(path):
+        return info
+    # the library's own name kept (libvam.so, not the file its link names)
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    for top in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+        for p in (path, real):
+            rel = os.path.relpath(p, top)
+            if rel != ".." and not rel.startswith(".." + os.sep):
+                return {**info, "path": rel}
+    return info
 
 
 def record_problems(doc: dict) -> list[str]:

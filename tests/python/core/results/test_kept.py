@@ -154,3 +154,22 @@ def test_a_kept_run_names_the_trees_files_relative_to_the_tree(tmp_path):
     assert again["other"] == root + "-elsewhere/x"  # a sibling directory is not the tree
     assert (dest / "corpus.md").read_text() == "vam = build/release/src/vam/libvam.so; tree .\n"
     assert root + os.sep not in gzip.decompress((dest / "corpus.json.gz").read_bytes()).decode()
+
+
+def test_a_kept_run_names_a_library_inside_the_checkout_by_its_path_there(tmp_path):
+    root = tmp_path / "checkout"
+    lib = root / "build" / "release" / "src" / "vam" / "libvam.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"\x7fELF")
+    info = {"name": "vam", "version": "v", "path": str(lib)}
+    assert kept.in_checkout(info, str(root))["path"] == "build/release/src/vam/libvam.so"
+    # reached through a link to the checkout, too
+    os.symlink(root, tmp_path / "link")
+    linked = {**info, "path": str(tmp_path / "link" / "build" / "release" / "src" / "vam" / "libvam.so")}
+    assert kept.in_checkout(linked, str(root))["path"] == "build/release/src/vam/libvam.so"
+    # a system library, the C library and a library beside the checkout keep what they were
+    for other in ({"name": "mimalloc", "path": "/lib/x86_64-linux-gnu/libmimalloc.so.2"},
+                  {"name": "glibc", "path": None},
+                  {"name": "mine", "path": str(tmp_path / "checkout-2" / "libvam.so")}):
+        assert kept.in_checkout(other, str(root)) == other
+
