@@ -79,6 +79,44 @@ def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
         assert cells[i] == f"{t[i][1] / t[0][1]:.3f} [0.000–∞]", name
 
 
+def test_a_variant_of_vam_runs_with_its_variables_beside_vam(tmp_path):
+    """vam@VAR=VALUE is the build's libvam with VAR set: compare is given the library and the
+    variables, and both cells are timed (given the library alone, compare saw vam twice and
+    refused the run)."""
+    if not os.path.exists(LIBVAM):
+        pytest.fail(f"{LIBVAM} is not built (cmake --build {BUILD})")
+    only = tmp_path / "bin"
+    only.mkdir()
+    os.symlink(shutil.which("sort", path="/usr/bin:/bin"), only / "sort")
+    out = tmp_path / "out"
+    env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD, ALLOCLAB_CORPUS_PATH=str(only))
+    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--rounds", "1", "--programs", "sort",
+                         "--allocators", "vam,vam@VAM_ORDER=fifo", "--twin", "none", "-o", str(out)],
+                        capture_output=True, text=True, env=env, timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    doc = json.loads((out / "corpus.json").read_text())
+    assert doc["problems"] == []
+    assert [a["name"] for a in doc["allocator_info"]] == ["glibc", "vam", "vam@VAM_ORDER=fifo"]
+    assert set(doc["programs"]["sort"]["times"]) == {"glibc", "vam", "vam@VAM_ORDER=fifo"}
+    info = {a["name"]: a for a in doc["allocator_info"]}
+    assert info["vam@VAM_ORDER=fifo"]["env"] == ["VAM_ORDER=fifo"] and "env" not in info["vam"]
+    # compare timed the variant as its own cell, on the same library
+    summary = json.loads((out / "runs" / "sort" / "summary.json").read_text())
+    meta = {m["name"]: m for m in summary["meta"]["allocators"]}
+    assert set(meta) == {"glibc", "vam", "vam@VAM_ORDER=fifo"}
+    assert meta["vam@VAM_ORDER=fifo"]["path"] == meta["vam"]["path"] == LIBVAM
+
+
+def test_an_allocator_is_spelled_for_compare_with_its_variables():
+    spelled = _bench_module().spelled
+    assert spelled(allocators.Allocator("glibc", None, "2.36")) == "glibc"
+    assert spelled(allocators.Allocator("glibc@MALLOC_ARENA_MAX=1", None, "2.36", (("MALLOC_ARENA_MAX", "1"),))) \
+        == "glibc@MALLOC_ARENA_MAX=1"
+    assert spelled(allocators.Allocator("vam@A=1@B=2", "/x/libvam.so", "0.1", (("A", "1"), ("B", "2")))) \
+        == "/x/libvam.so@A=1@B=2"
+    assert spelled(allocators.Allocator("mimalloc", "/lib/libmimalloc.so.2", "2.0")) == "/lib/libmimalloc.so.2"
+
+
 def test_geometric_mean_row_is_paired_by_round():
     mod = _bench_module()
     results = {"a": {"glibc_s": 1.0, "per_round": {"vam": {1: 0.5, 2: 0.6, 3: 0.55}}},
