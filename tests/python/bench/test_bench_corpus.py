@@ -31,7 +31,9 @@ def _bench_module():
     return types.SimpleNamespace(**runpy.run_path(BENCH, run_name="bench_corpus"))
 
 
-def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
+def _run_with_sort_alone(tmp_path, *args):
+    """bench/corpus at its quick size, one round, into tmp_path/out, where sort is the only
+    program installed; (the finished process, the output directory)."""
     if not os.path.exists(LIBVAM):
         pytest.fail(f"{LIBVAM} is not built (cmake --build {BUILD})")
     only = tmp_path / "bin"
@@ -39,9 +41,14 @@ def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
     os.symlink(shutil.which("sort", path="/usr/bin:/bin"), only / "sort")
     out = tmp_path / "out"
     env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD, ALLOCLAB_CORPUS_PATH=str(only))
-    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--rounds", "1", "--programs", "sort,jq,lua5.4",
-                         "-o", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--rounds", "1", *args, "-o", str(out)],
+                        capture_output=True, text=True, env=env, timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    return cp, out
+
+
+def test_corpus_times_one_program_and_reports_the_missing_ones(tmp_path):
+    cp, out = _run_with_sort_alone(tmp_path, "--programs", "sort,jq,lua5.4")
     doc = json.loads((out / "corpus.json").read_text())
     # every allocator found, glibc (the baseline) first; vam from the build tree
     names = [a["name"] for a in doc["allocator_info"]]
@@ -83,17 +90,8 @@ def test_a_variant_of_vam_runs_with_its_variables_beside_vam(tmp_path):
     """vam@VAR=VALUE is the build's libvam with VAR set: compare is given the library and the
     variables, and both cells are timed (given the library alone, compare saw vam twice and
     refused the run)."""
-    if not os.path.exists(LIBVAM):
-        pytest.fail(f"{LIBVAM} is not built (cmake --build {BUILD})")
-    only = tmp_path / "bin"
-    only.mkdir()
-    os.symlink(shutil.which("sort", path="/usr/bin:/bin"), only / "sort")
-    out = tmp_path / "out"
-    env = dict(os.environ, ALLOCLAB_BENCH_BUILD=BUILD, ALLOCLAB_CORPUS_PATH=str(only))
-    cp = subprocess.run([sys.executable, BENCH, "--size", "quick", "--rounds", "1", "--programs", "sort",
-                         "--allocators", "vam,vam@VAM_ORDER=fifo", "--twin", "none", "-o", str(out)],
-                        capture_output=True, text=True, env=env, timeout=300)
-    assert cp.returncode == 0, cp.stdout + cp.stderr[-3000:]
+    _, out = _run_with_sort_alone(tmp_path, "--programs", "sort", "--allocators", "vam,vam@VAM_ORDER=fifo",
+                                  "--twin", "none")
     doc = json.loads((out / "corpus.json").read_text())
     assert doc["problems"] == []
     assert [a["name"] for a in doc["allocator_info"]] == ["glibc", "vam", "vam@VAM_ORDER=fifo"]
