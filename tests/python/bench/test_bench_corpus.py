@@ -213,7 +213,15 @@ def test_keep_refuses_a_run_that_does_not_re_render_or_has_no_clean_commit(tmp_p
     doc = synthetic.corpus_doc()
     edited = _corpus_run(tmp_path / "a", doc, md="| jq | 1.000 |\n")
     changed = _corpus_run(tmp_path / "b", dict(doc, record=dict(doc["record"], changed=True)))
-    for out, says in ((edited, "not what corpus.json renders"), (changed, "tree had changes")):
+    # a run written outside the checkout, or with a library from elsewhere, names this machine's
+    # directories in its record; one inside it, or with the system's libraries, does not
+    scratch = _corpus_run(tmp_path / "c", dict(doc, record=dict(doc["record"], command=[
+        "bench/corpus", "--allocators", "glibc,/usr/lib/x/libjemalloc.so.2,vam@VAM_ORDER=fifo", "-o", "/scratch/c"])))
+    elsewhere = _corpus_run(tmp_path / "d", dict(doc, record=dict(doc["record"], command=[
+        "bench/corpus", "--allocators", "mimalloc,/scratch/libvam.so@VAM_ORDER=fifo", "-o", "out/d"])))
+    for out, says in ((edited, "not what corpus.json renders"), (changed, "tree had changes"),
+                      (scratch, "names /scratch/c, outside the checkout"),
+                      (elsewhere, "names /scratch/libvam.so, outside the checkout")):
         assert mod.main(["--keep", str(tmp_path / "dest"), str(out)]) == 2
         assert says in capsys.readouterr().err and not os.path.exists(tmp_path / "dest")
     with pytest.raises(SystemExit):

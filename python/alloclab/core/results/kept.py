@@ -85,6 +85,26 @@ def record_problems(doc: dict) -> list[str]:
     return out
 
 
+# Directories every Debian machine has: a path there names the system's files, not this machine's.
+SYSTEM_DIRS = ("/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/")
+
+
+def paths_outside(doc: dict) -> list[str]:
+    """The absolute paths in the run's recorded command (whole arguments, or parts of one between
+    commas, "=" and "@", as in --allocators a,name=PATH@VAR=V) that lie neither in the checkout nor
+    in the system's directories: a scratch output directory, a library built elsewhere. Kept, they
+    would name where this machine keeps its files."""
+    root = os.path.realpath(paths.SOURCE_ROOT)
+    found = []
+    for arg in (doc.get("record") or {}).get("command") or []:
+        for part in re.split(r"[,=@]", str(arg)):
+            if part.startswith("/") and not part.startswith(SYSTEM_DIRS) and part not in found:
+                real = os.path.realpath(part)
+                if real != root and not real.startswith(root + os.sep):
+                    found.append(part)
+    return found
+
+
 def record_line(doc: dict) -> str:
     """One line of a bench report: the commit, when the run was made, and how busy the machine was."""
     rec, load = doc.get("record"), (doc.get("machine") or {}).get("load") or {}
@@ -167,6 +187,9 @@ def keep_bench(out: str, fmt: Format, render, dest: str) -> list[str]:
             raise LabError(f"{md!r} is not what {kind}{JSON} renders now: render it again "
                            f"(--report) or run the bench again")
     problems = record_problems(doc)
+    if far := paths_outside(doc):
+        problems.append(f"its command names {', '.join(far)}, outside the checkout (run it again with "
+                        "-o out/NAME and libraries inside the checkout or the system's)")
     if problems:
         raise LabError(f"{out!r} cannot be kept: " + "; ".join(problems))
     if os.path.exists(dest):

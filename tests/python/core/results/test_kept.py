@@ -173,3 +173,14 @@ def test_a_kept_run_names_a_library_inside_the_checkout_by_its_path_there(tmp_pa
                   {"name": "mine", "path": str(tmp_path / "checkout-2" / "libvam.so")}):
         assert kept.in_checkout(other, str(root)) == other
 
+
+
+def test_paths_outside_the_checkout_are_found_in_a_runs_command():
+    inside = os.path.join(paths.SOURCE_ROOT, "build", "release", "src", "vam", "libvam.so")
+    cmd = ["bench/corpus", "--allocators",
+           f"glibc,/usr/lib/x86_64-linux-gnu/libmimalloc.so.2,{inside}@VAM_ORDER=fifo,old=/scratch/lib.so@V=1",
+           "-o", "/scratch/run", "--build", paths.SOURCE_ROOT, "--rounds", "3"]
+    doc = {"record": {"command": cmd}}
+    assert kept.paths_outside(doc) == ["/scratch/lib.so", "/scratch/run"]
+    assert kept.paths_outside({"record": {"command": ["bench/corpus", "-o", "out/x"]}}) == []
+    assert kept.paths_outside({}) == []
