@@ -94,14 +94,12 @@ def paths_outside(doc: dict) -> list[str]:
     commas, "=" and "@", as in --allocators a,name=PATH@VAR=V) that lie neither in the checkout nor
     in the system's directories: a scratch output directory, a library built elsewhere. Kept, they
     would name where this machine keeps its files."""
-    root = os.path.realpath(paths.SOURCE_ROOT)
     found = []
     for arg in (doc.get("record") or {}).get("command") or []:
         for part in re.split(r"[,=@]", str(arg)):
-            if part.startswith("/") and not part.startswith(SYSTEM_DIRS) and part not in found:
-                real = os.path.realpath(part)
-                if real != root and not real.startswith(root + os.sep):
-                    found.append(part)
+            if part.startswith("/") and not part.startswith(SYSTEM_DIRS) and part not in found \
+                    and in_checkout({"path": part})["path"] == part:  # in_checkout makes the inside relative
+                found.append(part)
     return found
 
 
