@@ -6,7 +6,7 @@
 // tests can count calls through the counters below. So does what vam asks of
 // the scheduler: whether another thread waits for this one's CPU, and a
 // moment's pause to let it run (thread_runnable_on, step_aside; Linux's
-// /proc).
+// /proc), and the small files that describe the machine (read_small_file).
 //
 // The functions never allocate through malloc and never touch errno on
 // success; on failure map functions return nullptr and leave errno as the
@@ -214,6 +214,21 @@ inline bool advise_hugepages(void *p, std::size_t bytes, bool on) noexcept {
 #endif
 }
 
+// Up to cap bytes of the file at `path` into buf, by raw system calls (no
+// allocation, no cancellation point): the bytes read, or -1 when it cannot be
+// opened or read. errno is left as it was.
+inline long read_small_file(const char *path, char *buf, std::size_t cap) noexcept {
+  const int saved = errno;
+  const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  long n = -1;
+  if (fd >= 0) {
+    n = ::syscall(SYS_read, fd, buf, cap);
+    ::syscall(SYS_close, fd);
+  }
+  errno = saved;
+  return n;
+}
+
 // The kernel's id of the calling thread (gettid), for thread_runnable_on.
 inline int thread_id() noexcept { return static_cast<int>(::syscall(SYS_gettid)); }
 
@@ -232,16 +247,8 @@ inline int thread_runnable_on(int tid) noexcept {
   for (unsigned v = static_cast<unsigned>(tid); v != 0; v /= 10) digits[nd++] = static_cast<char>('0' + v % 10);
   while (nd != 0) path[at++] = digits[--nd];
   for (const char c : {'/', 's', 't', 'a', 't', '\0'}) path[at++] = c;
-  const int saved = errno;
-  const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    errno = saved;
-    return -1;
-  }
   char buf[512];
-  const long n = ::syscall(SYS_read, fd, buf, sizeof buf);
-  ::syscall(SYS_close, fd);
-  errno = saved;
+  const long n = read_small_file(path, buf, sizeof buf);
   // "tid (name) S f4 ... f39 ...": the fields follow the last ')', since the
   // name may hold one; the state is field 3, the last CPU field 39, and
   // those between are numbers.

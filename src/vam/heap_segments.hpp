@@ -21,6 +21,20 @@ namespace alloclab::vam {
 
 struct Heap;
 
+// Does this machine's kernel hand free memory back to a hypervisor in blocks
+// as small as a transparent huge page? That is a virtio balloon that
+// negotiated free page reporting (feature bit 5), reporting blocks of an
+// order no larger than a huge page's (page_reporting_order). There, a free
+// 2 MiB block left alone for about two seconds goes back to the host, and
+// the next huge page cut from it costs a host fault of all 2 MiB; a small
+// page comes from the fragments below that size, which are never reported.
+// `sys` is sysfs's root ("/sys"; tests give a tree of their own). Read by
+// raw system calls, no allocation; false when nothing can be read.
+bool host_takes_free_hugepages(const char *sys) noexcept;
+// True once VAM_HUGEPAGES=auto has withheld its advice for that reason (it
+// asks only when a heap first reaches VAM_HUGEPAGE_MIN): for VAM_STATS.
+bool hugepages_withheld() noexcept;
+
 class HeapSegments {
  public:
   // A fresh kSegmentBytes segment of `kind` for heap `owner`, its common

@@ -75,7 +75,7 @@ constexpr Word kDiscardWords[] = {{"off", int(DiscardPolicy::off)}, {"0", int(Di
                                   {"eager", int(DiscardPolicy::eager)},
                                   {"delayed", int(DiscardPolicy::delayed)}, {nullptr, 0}};
 constexpr Word kHugePageWords[] = {{"off", int(HugePages::off)}, {"0", int(HugePages::off)},
-                                   {"auto", int(HugePages::automatic)},
+                                   {"auto", int(HugePages::automatic)}, {"threshold", int(HugePages::threshold)},
                                    {"always", int(HugePages::always)}, {"1", int(HugePages::always)},
                                    {nullptr, 0}};
 constexpr Word kClassWords[] = {{"fine", int(ClassSpacing::fine)}, {"coarse", int(ClassSpacing::coarse)},

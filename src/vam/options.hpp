@@ -11,7 +11,7 @@
 namespace alloclab::vam {
 
 enum class DiscardPolicy : int { off = 0, eager = 1, delayed = 2 };
-enum class HugePages : int { off = 0, automatic = 1, always = 2 };
+enum class HugePages : int { off = 0, automatic = 1, always = 2, threshold = 3 };
 enum class ClassSpacing : int { fine = 0, coarse = 1 };
 enum class BlockAlloc : int { bump = 0, lifo = 1 };
 enum class ReuseOrder : int { recent = 0, fifo = 1, automatic = 2 };
@@ -45,11 +45,13 @@ enum class ReuseOrder : int { recent = 0, fifo = 1, automatic = 2 };
   /* owns a heap (up to 8 threads); 0 disables. Only mappings up to half of this  */         \
   /* are kept; they go back after VAM_DISCARD_DELAY_MS unused.                    */         \
   X("VAM_HUGE_CACHE",        huge_cache,        8 << 20,    "bytes")                          \
-  /* Transparent huge pages for the 4 MiB segments: off | auto (a heap's new       */         \
-  /* segments, once it holds VAM_HUGEPAGE_MIN bytes of them) | always. A segment  */         \
-  /* whose pages are discarded drops the advice (docs/vam.md, "Huge pages").      */         \
-  X("VAM_HUGEPAGES",         hugepages,         1 /*auto*/, "off | auto | always")            \
-  /* auto: the segment bytes a heap must already hold before it asks for more.    */         \
+  /* Transparent huge pages for the 4 MiB segments: off | threshold (a heap's new */         \
+  /* segments, once it holds VAM_HUGEPAGE_MIN bytes of them) | auto (threshold,   */         \
+  /* except on a guest that gives free huge pages back to its host: off there)   */         \
+  /* | always. A segment whose pages are discarded drops the advice (docs/vam.md, */         \
+  /* "Huge pages").                                                                */         \
+  X("VAM_HUGEPAGES",         hugepages,         1 /*auto*/, "off | auto | threshold | always") \
+  /* auto, threshold: the segment bytes a heap must already hold before it asks.  */         \
   X("VAM_HUGEPAGE_MIN",      hugepage_min,      32 << 20,   "bytes")                          \
   /* Design switches, for the ablation (docs/vam.md, "Design switches"); the     */         \
   /* defaults are the measured best. Size classes: fine (8, then 16 bytes apart  */         \

@@ -202,6 +202,7 @@ void print_stats(int fd) noexcept {
   o.kv("  huge remaps       ", s.huge_remaps);
   o.kv("  segments          ", s.segments);
   o.kv("    huge pages      ", s.hugepage_segments);
+  if (hugepages_withheld()) o.str("      (VAM_HUGEPAGES=auto advised none: this guest gives free 2 MiB blocks to its host)\n");
   o.kv("  heaps             ", s.heaps);
   o.kv("  abandoned heaps   ", s.abandoned_heaps);
   const std::size_t f100 = static_cast<std::size_t>(s.fragmentation * 100.0 + 0.5);

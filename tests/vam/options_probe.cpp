@@ -14,8 +14,12 @@
 //   hugepages-always  VAM_HUGEPAGES=always: the first segment is advised (its
 //             mapping carries the kernel's "hg" flag); once pages in it are
 //             discarded the advice is withdrawn ("nh")
-//   hugepages-auto    VAM_HUGEPAGES=auto VAM_HUGEPAGE_MIN=16m: the first 16 MiB of
-//             segments are not advised, the ones after are
+//   hugepages-threshold  VAM_HUGEPAGES=threshold VAM_HUGEPAGE_MIN=16m: the
+//             first 16 MiB of segments are not advised, the ones after are
+//   hugepages-auto    VAM_HUGEPAGES=auto VAM_HUGEPAGE_MIN=16m: as threshold, but
+//             on a guest whose kernel gives free huge pages to its host
+//             (host_takes_free_hugepages of the real /sys) none is advised,
+//             and VAM_STATS will say why (hugepages_withheld)
 //   hugepages-off     VAM_HUGEPAGES=off: 32 MiB of objects, no segment advised
 // The huge-page modes read the flags from /proc/self/smaps and report
 // "skipped" where the kernel has no transparent huge pages.
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "alloclab/vam.h"
+#include "vam/heap_segments.hpp"
 
 static size_t discarded() {
   vam_stats_t s;
@@ -121,8 +126,14 @@ static int hugepages_mode(const char *mode) {
     const size_t n = hugepage_segments();
     printf("options_probe %s: first segment %s, last %s, %zu advised\n", mode, first_hg ? "hg" : "-",
            last_hg ? "hg" : "-", n);
-    if (strcmp(mode, "hugepages-auto") == 0) ok = !first_hg && last_hg && n >= 1;
+    const bool to_host = alloclab::vam::host_takes_free_hugepages("/sys");
+    const bool advises = strcmp(mode, "hugepages-threshold") == 0 || (strcmp(mode, "hugepages-auto") == 0 && !to_host);
+    if (strcmp(mode, "hugepages-auto") == 0)
+      printf("options_probe %s: free huge pages go to the host: %s, withheld: %d\n", mode, to_host ? "yes" : "no",
+             alloclab::vam::hugepages_withheld());
+    if (advises) ok = !first_hg && last_hg && n >= 1;
     else ok = !first_hg && !last_hg && n == 0;
+    if (strcmp(mode, "hugepages-auto") == 0) ok = ok && alloclab::vam::hugepages_withheld() == to_host;
     for (void *p : v) vam_free(p);
   }
   printf("options_probe %s: %s\n", mode, ok ? "ok" : "FAILED");

@@ -15,7 +15,7 @@ expect_once() {  # expect_once PATTERN (a fixed string, on its own line of stder
 env VAM_DISCARD=bogus VAM_HUGEPAGES=maybe VAM_HUGE_CACHE=12q VAM_LARGE_MAX=10 \
     VAM_NO_SUCH_OPTION=1 "$probe" pid >/dev/null 2>"$err" || fail "probe failed"
 expect_once "vam: VAM_DISCARD=bogus ignored: expected off | eager | delayed; using delayed"
-expect_once "vam: VAM_HUGEPAGES=maybe ignored: expected off | auto | always; using auto"
+expect_once "vam: VAM_HUGEPAGES=maybe ignored: expected off | auto | threshold | always; using auto"
 expect_once "vam: VAM_HUGE_CACHE=12q ignored: expected bytes (a decimal number, optional k/m/g suffix); using 8388608"
 expect_once "vam: VAM_LARGE_MAX=10 out of range [1024, 1048576]; using 1024"
 grep -q "^vam: unknown option VAM_NO_SUCH_OPTION ignored; known: VAM_DISCARD " "$err" ||

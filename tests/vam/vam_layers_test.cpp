@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include <stdlib.h>
 
 #include <gtest/gtest.h>
 
@@ -139,6 +142,81 @@ TEST(HeapSegments, HugePageAdviceIsCountedWhileTheSegmentKeepsIt) {
   hs.unmap(s, 1);
   EXPECT_EQ(hs.stats.segments(), 0);
   options().hugepages = int(HugePages::automatic);
+}
+
+// A sysfs tree of the test's own, for host_takes_free_hugepages: files
+// written under a fresh temporary root.
+class FakeSys {
+ public:
+  FakeSys() {
+    char t[] = "/tmp/vam-sysfs-XXXXXX";
+    root_ = mkdtemp(t) ? t : "";
+  }
+  ~FakeSys() { std::system(("rm -rf '" + root_ + "'").c_str()); }
+  const char *root() const { return root_.c_str(); }
+  void put(const std::string &path, const std::string &text) {
+    const std::string full = root_ + path;
+    std::system(("mkdir -p '" + full.substr(0, full.rfind('/')) + "'").c_str());
+    FILE *f = std::fopen(full.c_str(), "w");
+    ASSERT_NE(f, nullptr) << full;
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  // A virtio device: its id and its negotiated feature bits, bit 0 first.
+  void device(int i, const char *id, const std::string &features) {
+    const std::string dir = "/bus/virtio/devices/virtio" + std::to_string(i);
+    put(dir + "/device", std::string(id) + "\n");
+    put(dir + "/features", features + "\n");
+  }
+
+ private:
+  std::string root_;
+};
+
+// Bits 0-7 of a balloon's features, as this machine's reads: 1, 2 (statistics,
+// deflate on out-of-memory), 5 (free page reporting), 7.
+const std::string kReporting = "01100101" + std::string(56, '0');
+const std::string kNoReporting = "01100001" + std::string(56, '0');
+
+TEST(HostHugePages, ABalloonThatReportsFreePagesAtTheHugePageOrderTakesThem) {
+  FakeSys sys;
+  ASSERT_NE(sys.root()[0], 0);
+  sys.put("/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+  sys.put("/module/page_reporting/parameters/page_reporting_order", "9\n");
+  sys.device(0, "0x0005", kReporting);
+  EXPECT_TRUE(host_takes_free_hugepages(sys.root()));
+}
+
+TEST(HostHugePages, NoBalloonOrNoSysfsMeansNo) {
+  FakeSys sys;
+  EXPECT_FALSE(host_takes_free_hugepages(sys.root()));  // an empty tree
+  EXPECT_FALSE(host_takes_free_hugepages("/nonexistent-sysfs"));
+  sys.put("/module/page_reporting/parameters/page_reporting_order", "9\n");
+  sys.device(0, "0x0002", kReporting);  // a block device: bit 5 is not reporting there
+  EXPECT_FALSE(host_takes_free_hugepages(sys.root()));
+}
+
+TEST(HostHugePages, ABalloonWithoutReportingDoesNotTakeThem) {
+  FakeSys sys;
+  sys.device(0, "0x0005", kNoReporting);
+  EXPECT_FALSE(host_takes_free_hugepages(sys.root()));
+}
+
+TEST(HostHugePages, ReportingOnlyBlocksLargerThanAHugePageLeavesHugePagesAlone) {
+  FakeSys sys;
+  sys.put("/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+  sys.put("/module/page_reporting/parameters/page_reporting_order", "10\n");
+  sys.device(0, "0x0005", kReporting);
+  EXPECT_FALSE(host_takes_free_hugepages(sys.root()));
+}
+
+TEST(HostHugePages, TheBalloonIsFoundAmongOtherDevicesAndPastAGapInTheirNumbers) {
+  FakeSys sys;
+  sys.device(0, "0x0001", kReporting);  // a network card
+  sys.device(1, "0x0002", kReporting);
+  sys.device(4, "0x0005", kReporting);  // virtio2 and virtio3 are gone
+  // No reporting order to read (kernels before 5.14): a huge page's order.
+  EXPECT_TRUE(host_takes_free_hugepages(sys.root()));
 }
 
 // The large heap's free lists: FitBins over chunk headers, vam's geometry
