@@ -178,12 +178,17 @@ class FakeSys {
 const std::string kReporting = "01100101" + std::string(56, '0');
 const std::string kNoReporting = "01100001" + std::string(56, '0');
 
+// 2 MiB huge pages, and virtio0 a balloon reporting free blocks of `order`.
+void reporting_balloon(FakeSys &sys, const char *order) {
+  sys.put("/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
+  sys.put("/module/page_reporting/parameters/page_reporting_order", order);
+  sys.device(0, "0x0005", kReporting);
+}
+
 TEST(HostHugePages, ABalloonThatReportsFreePagesAtTheHugePageOrderTakesThem) {
   FakeSys sys;
   ASSERT_NE(sys.root()[0], 0);
-  sys.put("/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
-  sys.put("/module/page_reporting/parameters/page_reporting_order", "9\n");
-  sys.device(0, "0x0005", kReporting);
+  reporting_balloon(sys, "9\n");
   EXPECT_TRUE(host_takes_free_hugepages(sys.root()));
 }
 
@@ -204,9 +209,7 @@ TEST(HostHugePages, ABalloonWithoutReportingDoesNotTakeThem) {
 
 TEST(HostHugePages, ReportingOnlyBlocksLargerThanAHugePageLeavesHugePagesAlone) {
   FakeSys sys;
-  sys.put("/kernel/mm/transparent_hugepage/hpage_pmd_size", "2097152\n");
-  sys.put("/module/page_reporting/parameters/page_reporting_order", "10\n");
-  sys.device(0, "0x0005", kReporting);
+  reporting_balloon(sys, "10\n");
   EXPECT_FALSE(host_takes_free_hugepages(sys.root()));
 }
 
