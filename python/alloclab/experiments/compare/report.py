@@ -58,7 +58,7 @@ def _bars(ax, summary: Summary, metric, normalise: bool, ylabel: str, title: str
                        series_label=lambda adv: f"Adv_{adv}")
     ax.set_xticklabels(allocs)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, wrap=True)  # a narrow figure (two allocators) would cut a long title off
     ax.legend(title="littering", fontsize="small")
 
 
@@ -81,7 +81,7 @@ def _cache_plot(plt, summary: Summary, size, outdir: str) -> bool:
                 ax.bar(xs, ys, width, label=f"Adv_{adv}")
         ax.set_xticks(range(len(allocs)))
         ax.set_xticklabels(allocs)
-        ax.set_title(f"{label}, littering itself subtracted ({summary.meta.cache_method})")
+        ax.set_title(f"{label}, littering itself subtracted ({summary.meta.cache_method})", wrap=True)
         ax.legend(title="littering", fontsize="small")
     plots.save(fig, os.path.join(outdir, "cache.png"))
     return True
@@ -101,7 +101,7 @@ def _rss_series_plot(plt, summary: Summary, size, outdir: str) -> bool:
                     linestyle="-" if not level.littered else "--")
     ax.set_xlabel("seconds since the program started")
     ax.set_ylabel("resident MiB")
-    ax.set_title("Resident memory over time (one run per cell, littering included)")
+    ax.set_title("Resident memory over time (one run per cell, littering included)", wrap=True)
     ax.legend(fontsize="small", ncol=2)
     plots.save(fig, os.path.join(outdir, "rss_series.png"))
     return True
