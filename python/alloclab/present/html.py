@@ -88,7 +88,11 @@ def secs(x) -> str:
     return f"{x * 1000:.1f} ms" if x < 1 else f"{x:.3f} s"
 
 
+_FACT_NAMES = {"memory_kb": "memory", "free_page_reporting": "free page reporting"}
+
+
 def machine_facts(m: dict) -> list[tuple[str, str]]:
     """(name, value) of what core.machine.machine_info() recorded, memory in MiB/GiB."""
-    return [("memory" if k == "memory_kb" else k, size_kib(m[k]) if k == "memory_kb" else m[k])
-            for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python") if k in m]
+    return [(_FACT_NAMES.get(k, k), size_kib(m[k]) if k == "memory_kb" else m[k])
+            for k in ("cpu", "cpus", "memory_kb", "kernel", "machine", "hostname", "python", "free_page_reporting")
+            if k in m]

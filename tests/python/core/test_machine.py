@@ -45,3 +45,38 @@ def test_the_machine_during_a_run_carries_its_load():
             return {"others_share": 0.5}
     info = machine.during(Load())
     assert info["load"] == {"others_share": 0.5} and info["cpus"] == machine.machine_info()["cpus"]
+
+
+def _device(sys, name, ident, features):
+    d = sys / "bus" / "virtio" / "devices" / name
+    d.mkdir(parents=True)
+    (d / "device").write_text(ident + "\n")
+    (d / "features").write_text(features + "\n")
+
+
+REPORTING = "01100101" + "0" * 56   # a balloon's features with bit 5, free page reporting
+NO_REPORTING = "01100001" + "0" * 56
+
+
+def test_a_balloon_that_reports_free_pages_is_named_with_its_order(tmp_path):
+    _device(tmp_path, "virtio0", "0x0001", REPORTING)  # a network card: bit 5 means something else
+    _device(tmp_path, "virtio3", "0x0005", REPORTING)
+    params = tmp_path / "module" / "page_reporting" / "parameters"
+    params.mkdir(parents=True)
+    (params / "page_reporting_order").write_text("9\n")
+    assert machine.free_page_reporting(str(tmp_path)) == "on (virtio3's balloon, blocks of order 9 and up)"
+
+
+def test_no_balloon_or_one_without_reporting_is_no_reporting(tmp_path):
+    assert machine.free_page_reporting(str(tmp_path)) is None   # no virtio bus at all
+    _device(tmp_path, "virtio0", "0x0002", REPORTING)
+    _device(tmp_path, "virtio1", "0x0005", NO_REPORTING)
+    assert machine.free_page_reporting(str(tmp_path)) is None
+
+
+def test_the_record_and_the_reports_carry_it_where_the_machine_has_it():
+    from alloclab.present.html import machine_facts
+    info = machine.machine_info()
+    assert ("free_page_reporting" in info) == (machine.free_page_reporting() is not None)
+    facts = dict(machine_facts({**info, "free_page_reporting": "on (virtio0's balloon)"}))
+    assert facts["free page reporting"] == "on (virtio0's balloon)"
