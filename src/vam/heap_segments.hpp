@@ -26,8 +26,8 @@ struct Heap;
 // negotiated free page reporting (feature bit 5), reporting blocks of an
 // order no larger than a huge page's (page_reporting_order). There, a free
 // 2 MiB block left alone for about two seconds goes back to the host, and
-// the next huge page cut from it costs a host fault of all 2 MiB; a small
-// page comes from the fragments below that size, which are never reported.
+// the next huge page cut from it costs a host fault of all 2 MiB; small
+// pages come first from the fragments below that size, never reported.
 // `sys` is sysfs's root ("/sys"; tests give a tree of their own). Read by
 // raw system calls, no allocation; false when nothing can be read.
 bool host_takes_free_hugepages(const char *sys) noexcept;
