@@ -151,11 +151,38 @@ def originals():
 
 def test_originals_give_each_program_the_suites_arguments_for_two_cores():
     o = originals()
-    assert o.command("larson", 2) == ("larson", ["5", "8", "1000", "5000", "100", "4141", "2"])
-    assert o.command("larson-sized", 2) == ("larson-sized", ["5", "8", "1000", "5000", "100", "4141", "2"])
-    assert o.command("rptest", 2) == ("rptest", ["2", "0", "1", "2", "500", "1000", "100", "8", "16000"])
-    assert o.command("glibc-thread", 2) == ("glibc-thread", ["2"])
-    assert o.command("alloc-test1", 2) == ("alloc-test", ["1"])
+    assert o.command("larson", 2) == ("larson", ["5", "8", "1000", "5000", "100", "4141", "2"], None)
+    assert o.command("larson-sized", 2) == ("larson-sized", ["5", "8", "1000", "5000", "100", "4141", "2"], None)
+    assert o.command("rptest", 2) == ("rptest", ["2", "0", "1", "2", "500", "1000", "100", "8", "16000"], None)
+    assert o.command("glibc-thread", 2) == ("glibc-thread", ["2"], None)
+    assert o.command("alloc-test1", 2) == ("alloc-test", ["1"], None)
+    assert o.command("alloc-testN", 32) == ("alloc-test", ["16"], None)  # bench.sh caps it at 16
+    assert o.command("xmalloc-test", 2) == ("xmalloc-test", ["-w", "2", "-t", "5", "-s", "64"], None)
+    assert o.command("cache-scratch1", 2) == ("cache-scratch", ["1", "1000", "1", "2000000", "2"], None)
+    assert o.command("cache-thrashN", 2) == ("cache-thrash", ["2", "1000", "1", "2000000", "2"], None)
+    assert o.command("mstress", 2) == ("mstress", ["2", "50", "25"], None)
+    assert o.command("mleak100", 2) == ("mleak", ["50"], None)
+    assert all(o.command(b, 2, "/nowhere/out/bench")[0] for b in o.ALL if b not in o.INPUTS)
+
+
+def test_originals_find_the_inputs_where_the_suites_runner_does(tmp_path):
+    o = originals()
+    build = tmp_path / "suite" / "out" / "bench"
+    build.mkdir(parents=True)
+    with pytest.raises(o.LabError, match="espresso: no input"):
+        o.command("espresso", 2, str(build))
+    for rel in ("espresso/largest.espresso", "barnes/input"):
+        (tmp_path / "suite" / "bench" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "suite" / "bench" / rel).write_text("x")
+    assert o.command("espresso", 2, str(build)) == (
+        "espresso", [str(tmp_path / "suite" / "bench" / "espresso" / "largest.espresso")], None)
+    assert o.command("barnes", 2, str(build)) == ("barnes", [], str(tmp_path / "suite" / "bench" / "barnes" / "input"))
+
+
+def test_originals_refuse_an_unknown_benchmark_by_name():
+    cp = subprocess.run([sys.executable, ORIGINALS, "--suite", ".", "--benchmarks", "larson,nope"],
+                        capture_output=True, text=True, timeout=30)
+    assert cp.returncode == 2 and "not one: nope" in cp.stderr
 
 
 def test_originals_read_each_programs_time_as_the_suite_does():
@@ -166,6 +193,8 @@ def test_originals_read_each_programs_time_as_the_suite_does():
     assert o.score("rptest", rp, 16.0) == pytest.approx(2_000_000 / 5064482)
     assert o.score("glibc-thread", "85850757 iterations\n", 2.0) == pytest.approx(1e9 / 85850757)
     assert o.score("alloc-test1", "anything", 4.7) == 4.7  # the process's wall time
+    assert o.score("xmalloc-test", "rtime: 4.121, free/sec: 24.264 M\n", 5.0) == pytest.approx(4.121)
+    assert o.score("xmalloc-test", "Killed\n", 5.0) is None
     # a run whose output lacks the figure has no time, rather than a made-up one
     assert o.score("larson", "Segmentation fault\n", 7.0) is None
     assert o.score("rptest", "crt 2 threads ...: 0 memory ops/CPU second\n", 16.0) is None
@@ -263,7 +292,7 @@ def test_originals_name_each_allocator_with_its_library_version_and_settings(tmp
         o.parse_allocators("vam", str(tmp_path / "none"))
 
 
-def test_originals_run_a_program_on_the_cpus_given_and_refuse_others():
+def test_originals_run_a_program_on_the_cpus_given_and_refuse_others(tmp_path):
     o = originals()
     mine = sorted(os.sched_getaffinity(0))
     assert o.parse_cpus(str(mine[0])) == [mine[0]]
@@ -280,6 +309,11 @@ def test_originals_run_a_program_on_the_cpus_given_and_refuse_others():
     assert r["status"] == "ok" and r["output"].strip() == str([mine[-1]])
     r = o.run_once(sys.executable, ["-c", prog], glibc, 30)
     assert r["status"] == "ok" and r["output"].strip() == str(mine)
+    # barnes reads its input from standard input, as bench.sh feeds it
+    (tmp_path / "input").write_text("12 bodies\n")
+    r = o.run_once(sys.executable, ["-c", "import sys; print(sys.stdin.read().split()[0])"], glibc, 30,
+                   stdin=str(tmp_path / "input"))
+    assert r["status"] == "ok" and r["output"].strip() == "12"
     meta = {"rounds": 1, "procs": 2, "suite": "x", "allocators": []}
     assert "procs 2 on CPU 0 alone," in o.render({}, {**meta, "cpus": [0]})
     assert "procs 2, one run" in o.render({}, meta)
@@ -341,7 +375,7 @@ def test_originals_record_the_twin_and_run_it_in_every_round(tmp_path, monkeypat
         libs.append(f"{name}={lib}")
     ran = []
 
-    def run_once(exe, argv, alloc, timeout, cpus=None):  # no program runs: each allocator's time made up
+    def run_once(exe, argv, alloc, timeout, cpus=None, stdin=None):  # no program runs: each allocator's time made up
         ran.append(alloc.name)
         t = {"glibc": 30.0, "mimalloc": 20.0, "mimalloc~again": 20.0, "vam": 19.0}[alloc.name]
         return {"wall": 1.0, "user": 1.0, "sys": 0.0, "max_rss_kb": 1024, "other_cpu": 0.0, "status": "ok",
