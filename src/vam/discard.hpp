@@ -1,23 +1,15 @@
 // discard.hpp — what the files that fill and empty a heap's empty lists
-// share with the discard policy (discard.cpp): the clock, the lists' push,
+// share with the discard policy (discard.cpp): the clock (clock.hpp), the lists' push,
 // and the budget's limit.
 #pragma once
 
-#include <time.h>
-
 #include <cstdint>
 
+#include "vam/clock.hpp"
 #include "vam/heap.hpp"
 #include "vam/segment.hpp"
 
 namespace alloclab::vam {
-
-// Milliseconds, coarse: the delays are tens of milliseconds.
-inline std::int64_t now_ms() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 // b onto an empty list (Heap::empty_dirty, empty_clean), linked through
 // `next` only.

@@ -81,6 +81,10 @@ struct Heap {
   std::atomic<std::uint32_t> drains{0};
   std::atomic<std::uint32_t> drains_seen{0};
   std::atomic<std::uint32_t> draining{0};  // 1 while the owner drains: it is working
+  // When the owner last drained frees (now_ms; 0: never). An owner that
+  // drained within kOwnerWorkingMs is working, whatever the pushes counted
+  // since (remote_reclaim.cpp).
+  std::atomic<std::int64_t> drained_ms{0};
   // The owner thread's kernel id (0: none, or not known), set when a thread
   // takes the heap: a reclaim asks the kernel whether it is waiting for a
   // CPU (remote_reclaim.cpp).

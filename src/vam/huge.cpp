@@ -30,6 +30,7 @@
 #include "layers/mapping_cache.hpp"
 #include "layers/os.hpp"
 #include "vam/check.hpp"
+#include "vam/clock.hpp"
 #include "vam/heap.hpp"
 #include "vam/heap_hooks.hpp"
 #include "vam/options.hpp"
@@ -96,11 +97,7 @@ struct VamHugePolicy {
     return base > grown ? base : grown;
   }
   static std::int64_t delay_ms() noexcept { return options().discard_delay_ms; }
-  static std::int64_t now_ms() noexcept {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-  }
+  static std::int64_t now_ms() noexcept { return alloclab::vam::now_ms(); }
 
   // huge_free: a mapping of `bytes` is about to go back for its size alone.
   static void refused(std::size_t bytes) noexcept {

@@ -88,6 +88,11 @@ inline FreeObj *remote_next(const FreeObj *f) noexcept {
 // back, with those blocks in records (the link to one carries kRecordBit)
 // that the owner's drain applies as their frees (remote_record_apply).
 inline constexpr std::int64_t kReclaimObjects = 8192;
+// An owner that drained frees within this many milliseconds is working, and
+// is not reclaimed: longer than the time slices an owner may wait for a CPU
+// on a machine with more threads than CPUs (a few milliseconds), and read on
+// a coarse clock (4 ms ticks here), so 8 to 12 ms in effect.
+inline constexpr std::int64_t kOwnerWorkingMs = 10;
 inline constexpr unsigned kLargeUnitShift = 8;  // a large object counts one per 256 bytes
 inline constexpr std::uintptr_t kRecordBit = 2;
 void remote_reclaim(Heap *owner) noexcept;

@@ -82,6 +82,7 @@
 #include "layers/os.hpp"
 #include "vam/api.hpp"
 #include "vam/block_lists.hpp"
+#include "vam/clock.hpp"
 #include "vam/hot_list.hpp"
 #include "vam/instrument.hpp"
 #include "vam/options.hpp"
@@ -344,6 +345,14 @@ void remote_reclaim(Heap *owner) noexcept {
   const bool always = g_reclaim_always.load(std::memory_order_relaxed);
   if (owner->drains_seen.exchange(drains, std::memory_order_relaxed) != drains && !always) return;
   if (owner->draining.load(std::memory_order_relaxed) != 0 && !always) return;
+  // Nor is an owner idle that drained frees within kOwnerWorkingMs: counted
+  // in frees alone, an owner blocked for a moment looked idle to pushers
+  // that free fast (the public suite's xmalloc-test: a producer waiting on
+  // its full queue, or for a CPU, while consumers pushed two thresholds in
+  // a fraction of a millisecond), and it faulted back in every page the
+  // reclaim gave back. The frees held for it are then reclaimed at the
+  // first threshold past that time.
+  if (now_ms() - owner->drained_ms.load(std::memory_order_relaxed) < kOwnerWorkingMs && !always) return;
   // An owner that the kernel has runnable on this thread's CPU is waiting
   // for it (fewer CPUs than threads: the pushes came within one time
   // slice). This thread steps aside, 50 us at a time, up to a millisecond,

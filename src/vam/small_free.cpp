@@ -4,6 +4,7 @@
 // compiler inlines small_free_other's common case into the drain's loop.
 #include "vam/small_free.hpp"
 
+#include "vam/clock.hpp"
 #include "vam/free_cache.hpp"
 #include "vam/remote.hpp"
 
@@ -173,6 +174,7 @@ void drain_remote(Heap *h) noexcept {
   h->drains.store(h->drains.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   h->draining.store(1, std::memory_order_relaxed);
   FreeObj *f = h->remote.exchange(nullptr, std::memory_order_acquire);
+  if (f) h->drained_ms.store(now_ms(), std::memory_order_relaxed);
   while (f) {
     if (VAM_UNLIKELY(reinterpret_cast<std::uintptr_t>(f) & kRecordBit)) {
       f = remote_record_apply(h, f);

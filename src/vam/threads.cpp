@@ -213,6 +213,9 @@ Heap *new_listed_heap() noexcept {
   h->tid.store(os::thread_id(), std::memory_order_relaxed);
   g.live.fetch_add(1, std::memory_order_relaxed);
   drain_remote(h);
+  // The frees just drained were sent to the thread before: this one has not
+  // worked yet, and a reclaim need not wait for it (remote_reclaim.cpp).
+  h->drained_ms.store(0, std::memory_order_relaxed);
   install_hooks();
   t_remote.on = g.hooks.load(std::memory_order_acquire) == 2 && pthread_setspecific(g.key, h) == 0;
   t_remote.decided = true;

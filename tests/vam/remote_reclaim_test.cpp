@@ -17,6 +17,8 @@
 #include "alloclab/vam.h"
 #include "api_test_support.hpp"
 #include "layers/os.hpp"
+#include "vam/clock.hpp"
+#include "vam/heap.hpp"
 #include "vam/layout.hpp"
 #include "vam/remote.hpp"
 
@@ -273,22 +275,29 @@ TEST(VamMemoryBack, ReclaimsLeaveAWorkingOwnersObjectsAlone) {
 TEST(VamMemoryBack, AnOwnerThatDrainedSinceTheLastThresholdIsNotReclaimed) {
   // An owner that drains its remote stack is working: it will reuse the
   // pages of what it drains, and a reclaim would only make it fault them in
-  // again (the public suite's rptest did, at every burst of remote frees).
-  // So a threshold reached after the owner drained takes nothing, and the
-  // next one, with no drain between, reclaims. Three steps, each of just
-  // over a threshold's frees by main, sent whole (vam_collect):
+  // again (the public suite's rptest did, at every burst of remote frees;
+  // its xmalloc-test, whose producers wait on a full queue for a moment,
+  // at every such wait). So a threshold reached after the owner drained
+  // takes nothing, nor does one reached within kOwnerWorkingMs of its last
+  // drain of frees; the next past that time reclaims. Four steps, each of
+  // just over a threshold's frees by main, sent whole (vam_collect):
   //   1. whatever the heap's past, the count has been reached once;
   //   2. after a drain by the owner (a large malloc aligned to more than 16
   //      bytes drains whenever its stack holds anything): no reclaim;
-  //   3. no drain since step 2's threshold: the blocks come back.
+  //   3. no drain since step 2's threshold, but the owner's last drain is
+  //      recent (its time set ahead, so that the step's own length cannot
+  //      make it old): no reclaim;
+  //   4. the last drain older than kOwnerWorkingMs: the blocks come back.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   constexpr size_t kSize = 96;
   const size_t step = static_cast<size_t>(kReclaimObjects) + 64;
-  std::vector<void *> handed(3 * step);
+  std::vector<void *> handed(4 * step);
   Steps steps;
+  std::atomic<Heap *> owner_heap{nullptr};
   vam_free(vam_malloc(64));  // main's heap exists (its remote frees go in batches)
   std::thread owner([&] {
     for (auto &p : handed) p = vam_malloc(kSize);
+    owner_heap.store(t_heap);
     steps.finished();
     steps.wait_for(1);
     vam_free(vam_aligned_alloc(64, g_layout.page_max + 4096));
@@ -303,14 +312,24 @@ TEST(VamMemoryBack, AnOwnerThatDrainedSinceTheLastThresholdIsNotReclaimed) {
   free_step(0);
   steps.allow(1);
   steps.wait_all(1);
+  Heap *h = owner_heap.load();
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(h->drained_ms.load(), 0) << "the owner's drain of frees is timed";
   const std::uint64_t before = g_reclaimed_blocks.load();
   free_step(1);
   const std::uint64_t after_drain = g_reclaimed_blocks.load() - before;
+  h->drained_ms.store(now_ms() + 60000);
   free_step(2);
-  const std::uint64_t after_idle = g_reclaimed_blocks.load() - before - after_drain;
-  printf("blocks reclaimed: %llu after the owner drained, %llu after it did not\n",
-         static_cast<unsigned long long>(after_drain), static_cast<unsigned long long>(after_idle));
+  const std::uint64_t after_recent = g_reclaimed_blocks.load() - before - after_drain;
+  h->drained_ms.store(now_ms() - kOwnerWorkingMs - 1);
+  free_step(3);
+  const std::uint64_t after_idle = g_reclaimed_blocks.load() - before - after_drain - after_recent;
+  printf("blocks reclaimed: %llu after the owner drained, %llu within kOwnerWorkingMs of its drain, "
+         "%llu past it\n",
+         static_cast<unsigned long long>(after_drain), static_cast<unsigned long long>(after_recent),
+         static_cast<unsigned long long>(after_idle));
   EXPECT_EQ(after_drain, 0u);
+  EXPECT_EQ(after_recent, 0u);
   EXPECT_GT(after_idle, 0u);
   steps.allow(2);
   owner.join();
@@ -331,6 +350,10 @@ TEST(VamMemoryBack, AnOwnerWaitingForTheCpuIsGivenItBeforeAReclaim) {
   // comes back (the tree before gave back 194). Another process on the
   // same CPU can hold it through main's pauses, which are bounded (1 ms):
   // then a reclaim may go on, and only the first claim is asserted.
+  // The owner's last drain of frees is made to look older than
+  // kOwnerWorkingMs before each threshold (the owner cannot run between that
+  // store and main's next push, but for a preemption), so that the step
+  // aside is what spares it, not the time of its drain.
   if (g_layout.header != 0) GTEST_SKIP() << "no reclaim with VAM_HEADERS (docs/vam.md, Threads)";
   if (alloclab::os::thread_runnable_on(alloclab::os::thread_id()) < 0)
     GTEST_SKIP() << "this system's /proc does not give a thread's state";
@@ -348,17 +371,22 @@ TEST(VamMemoryBack, AnOwnerWaitingForTheCpuIsGivenItBeforeAReclaim) {
   std::vector<void *> handed(4 * step);
   Steps steps;
   std::atomic<bool> done{false};
+  std::atomic<Heap *> owner_heap{nullptr};
   vam_free(vam_malloc(64));  // main's heap exists (its remote frees go in batches)
   std::thread owner([&] {
     for (auto &p : handed) p = vam_malloc(kSize);
+    owner_heap.store(t_heap);
     steps.finished();
     while (!done.load()) vam_free(vam_aligned_alloc(64, g_layout.page_max + 4096));
   });
   steps.wait_all(1);
+  Heap *h = owner_heap.load();
   const std::uint64_t before = g_reclaimed_blocks.load();
   const std::uint64_t aside_before = g_reclaims_stepped_aside.load();
   for (size_t k = 0; k < 4; ++k) {
-    for (size_t i = k * step; i < (k + 1) * step; ++i) vam_free(handed[i]);
+    for (size_t i = k * step; i < (k + 1) * step - 64; ++i) vam_free(handed[i]);
+    h->drained_ms.store(now_ms() - kOwnerWorkingMs - 1);
+    for (size_t i = (k + 1) * step - 64; i < (k + 1) * step; ++i) vam_free(handed[i]);
     vam_collect();
   }
   const std::uint64_t reclaimed = g_reclaimed_blocks.load() - before;
