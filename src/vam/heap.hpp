@@ -91,10 +91,9 @@ struct Heap {
   std::atomic<std::int32_t> tid{0};
   // Set while no thread drains `remote` (abandoned, or the exit heap):
   // remote frees then go one by one and count themselves (threads.cpp).
-  // Every remote free reads it: alone on its line, which neither the frees'
-  // CAS nor the owner's block lists below write.
+  // Every remote free reads it: not on the line the frees' CAS writes.
   alignas(64) std::atomic<std::uint32_t> orphan{0};
-  alignas(64) Heap *all_next = nullptr;     // every heap ever made (global list)
+  Heap *all_next = nullptr;                 // every heap ever made (global list)
   Heap *abandoned_next = nullptr;
   // Per block kind (size_classes.hpp: kPage << kind bytes):
   Segment *carve[kBlockKinds] = {};         // segment handing out fresh blocks

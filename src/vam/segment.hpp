@@ -123,30 +123,23 @@ static_assert(segment_header_bytes(kMediumBlockBytes) == 48 * 1024);
 // (docs/vam.md, "Cache sets"). The line stays inside the 128 bytes before a
 // huge object (kHugeOffset).
 struct Segment {
-  // ---- first cache line: what the owner writes as it carves, takes and
-  // gives back blocks and large chunks. On free's line (below), each such
-  // write made the next free from another thread miss there, and the
-  // owner's next write miss in turn: a producer/consumer program does both
-  // once per block.
   std::uint64_t magic;
   Segment *next;               // large: owner's regions; small/medium: owner's block segments
   Segment *prev;
   std::size_t map_bytes;       // bytes mapped (huge: the whole mapping)
+  std::size_t usable;          // huge: usable bytes of the object
   std::uint32_t next_block;    // small/medium: first never-carved block
   std::uint32_t nblocks;
+  std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
   std::uint32_t hugepages;     // small/medium/large: advised to use transparent huge pages
-  std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
-  std::uint32_t idle;          // small/medium: collections that found it empty (discard.cpp)
-  std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
-  // ---- second cache line: what free() reads, set when the segment is
-  // mapped (a huge object's when it is handed out or resized, by the thread
-  // that holds it), and what a large malloc reads, seldom written
+  // ---- second cache line: what free() reads
   alignas(64) SegKind kind;
   std::uint32_t block_shift;   // small: 12, medium: 14
   Heap *owner;                 // never changes; heaps pass between threads whole
-  char *touched_end;           // large: end of the part ever handed out (for pages in use); only grows
-  std::size_t usable;          // huge: usable bytes of the object
-  std::uint32_t zeroed;        // huge: fresh from the OS, reads as zero
+  std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
+  std::uint32_t idle;          // small/medium: collections that found it empty (discard.cpp)
+  std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
+  char *touched_end;           // large: end of the part ever handed out (for pages in use)
 
   Block *blocks() noexcept {
     return reinterpret_cast<Block *>(reinterpret_cast<char *>(this) + kBlockTableOffset);
@@ -160,7 +153,7 @@ struct Segment {
   }
 };
 static_assert(sizeof(Segment) <= kBlockTableOffset);
-static_assert(offsetof(Segment, thp_tail) < 64 && offsetof(Segment, kind) == 64 && sizeof(Segment) <= 128);  // the owner's writes off free's line
+static_assert(offsetof(Segment, kind) == 64 && offsetof(Segment, touched_end) < 128);  // off the segment's first line
 
 inline Segment *segment_of(const void *p) noexcept {
   return reinterpret_cast<Segment *>(reinterpret_cast<std::uintptr_t>(p) & ~(kSegmentBytes - 1));
