@@ -2,15 +2,11 @@
 // and empty segments with them. Under the delayed policy a sweep runs when
 // the heap's empty pages reach its budget (discard.hpp) or when
 // VAM_DISCARD_DELAY_MS has passed; a sweep ages the pages (heap_age), and
-// a budget sweep that leaves the heap above half its budget trims it to
-// half, the pages emptied last kept (heap_trim). A collection (heap_collect:
-// vam_collect, a thread's exit, an orphan's work, a mapping that failed)
-// gives back every empty page and unmaps the segments found wholly empty
-// twice in a row (release_empty_segments): after 300 MB of small objects
-// are freed, malloc(300 MB) must fit under the same ulimit -v (§4).
+// a budget sweep that leaves the heap above half its budget collects all
+// (heap_collect). Each collection also unmaps the segments found wholly
+// empty twice in a row (release_empty_segments): after 300 MB of small
+// objects are freed, malloc(300 MB) must fit under the same ulimit -v (§4).
 #include "vam/discard.hpp"
-
-#include <algorithm>
 
 #include "vam/api.hpp"
 #include "vam/free_cache.hpp"
@@ -21,8 +17,6 @@
 namespace alloclab::vam {
 
 namespace {
-
-void discard_blocks(Heap *h, int kind, Block *list) noexcept;  // below, with the segments' release
 
 void discard_run(Heap *h, char *start, std::size_t bytes) noexcept {
   const auto n = static_cast<std::int64_t>(bytes / kPage);
@@ -75,35 +69,6 @@ void discard_block(Heap *h, Block *b, int kind) noexcept {
 
 namespace {
 
-// The budget sweep's second step, after the aging: the heap's empty pages
-// below `target`. Each kind's blocks keep their share of it (its pages times
-// target over all the blocks' pages) from the most recently emptied on, the
-// ones the heap reuses first; the least recently emptied go back. Collecting
-// all instead gave back the pages a producer refills next (the public
-// suite's xmalloc-test faulted them in again by the gigabyte). Free large
-// ranges still above the target all go (the large region keeps no age).
-void heap_trim(Heap *h, std::int64_t target) noexcept {
-  const std::int64_t blocks = h->dirty_pages;
-  std::int64_t kept = 0;
-  for (int kind = 0; kind < int(kBlockKinds) && blocks > 0; ++kind) {
-    const std::int64_t pages = block_pages(kind);
-    std::int64_t share = 0;
-    for (const Block *b = h->empty_dirty[kind]; b; b = b->next) share += pages;
-    share = share * std::min(target, blocks) / blocks;
-    Block **link = &h->empty_dirty[kind];
-    for (std::int64_t k = 0; *link && k + pages <= share; k += pages, kept += pages) link = &(*link)->next;
-    Block *old = *link;
-    *link = nullptr;
-    discard_blocks(h, kind, old);
-  }
-  h->dirty_pages = kept;
-  if (dirty_total(h) >= target) {
-    OwnerGuard lock(h->large.lock());
-    h->large.sweep();
-  }
-  huge_cache_expire(false);
-}
-
 void maybe_sweep(Heap *h, std::int64_t now) noexcept {
   const Options &o = options();
   if (o.discard != int(DiscardPolicy::delayed)) return;
@@ -116,8 +81,7 @@ void maybe_sweep(Heap *h, std::int64_t now) noexcept {
     // The pages empty since before the last aging sweep go first; the rest
     // only if that leaves the heap above half its budget.
     heap_age(h, now);
-    const std::int64_t half = (base << h->budget_shift) / 2;
-    if (dirty_total(h) >= half) heap_trim(h, half);
+    if (dirty_total(h) >= (base << h->budget_shift) / 2) heap_collect(h);
   } else if (now - h->dirty_since_ms >= o.discard_delay_ms) {
     h->swept_ms = now;
     heap_age(h, now);

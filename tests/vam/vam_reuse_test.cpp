@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -484,52 +483,6 @@ TEST(VamDiscardBudget, PagesReusedWithinTheDelayAreNotDiscardedWhenItComesDue) {
 #endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(reuse_within_the_delay(), ::testing::ExitedWithCode(0), "page faults while busy");
-}
-
-// A heap past its budget keeps the pages it emptied last, the ones it
-// reuses first, and gives back the rest down to half the budget. It used to
-// give back all of them, so a producer thread that emptied a burst of blocks
-// refilled every one of them through page faults (the public suite's
-// xmalloc-test: 2.8 GiB faulted in again in 5 s). The objects of 300 pages
-// of 64-byte objects are freed in the order they were allocated: the sweep
-// at the 256-page budget gives back the first 128 emptied and keeps the
-// next 128 (until the next sweep, which ages them). In a fresh process (a
-// death test's): the budget's doublings are the heap's.
-bool resident(const void *page) {
-  unsigned char in = 0;
-  return mincore(const_cast<void *>(page), 4096, &in) == 0 && (in & 1) != 0;
-}
-
-void budget_keeps_the_last_emptied() {
-  SecondHeap other;  // the 256-page threshold applies
-  std::vector<void *> v;
-  std::vector<const char *> pages;  // in the order the objects first reach them
-  v.reserve(400 * 64);
-  for (int i = 0; i < 400 * 64; ++i) {
-    v.push_back(vam_malloc(64));
-    memset(v.back(), 1, 64);
-    const auto *page = reinterpret_cast<const char *>(reinterpret_cast<uintptr_t>(v.back()) & ~uintptr_t{4095});
-    if (pages.empty() || pages.back() != page) pages.push_back(page);
-  }
-  for (size_t i = 0; i < 300 * 64; ++i) vam_free(v[i]);
-  auto count = [&](size_t from, size_t to) {
-    int n = 0;
-    for (size_t i = from; i < to && i < pages.size(); ++i) n += resident(pages[i]);
-    return n;
-  };
-  // The class's first block stays its class's (its first pages resident).
-  const int first = count(8, 96), kept = count(160, 240), last = count(264, 296);
-  fprintf(stderr, "pages: %zu; resident of 8..96: %d, of 160..240: %d, of 264..296: %d\n", pages.size(), first,
-          kept, last);
-  for (size_t i = 300 * 64; i < v.size(); ++i) vam_free(v[i]);
-  // Given back: the first emptied; kept: those emptied just before the
-  // sweep (given back too when the sweep took everything), and after it.
-  exit(pages.size() >= 400 && first == 0 && kept == 80 && last == 32 ? 0 : 1);
-}
-
-TEST(VamDiscardBudget, ABudgetSweepKeepsThePagesEmptiedLast) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(budget_keeps_the_last_emptied(), ::testing::ExitedWithCode(0), "resident of 8");
 }
 
 TEST(VamDiscardBudget, FreedLargeObjectsStillGoBackPastTheBudget) {
