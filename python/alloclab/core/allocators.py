@@ -22,6 +22,8 @@ API::
     lab_libdir() -> str | None             # where the shims were found
     vam_library(twin="") -> str | None    # libvam.so, or libvam-<twin>.so (the `vam` command)
     from_build(found, text, libvam)        # vam taken from a build tree (the bench scripts)
+    source_id(path) -> str | None          # the commit a vam library says it was built from
+    check_claimed_commit(name, path)       # LabError unless a library named vam-<hex> was built from <hex>
     again(name) / is_again(name) / measured_again(allocator)   # an A/A null's twin, named NAME~again
 
 The shims and libvam are found through alloclab.core.paths (one search order
@@ -246,16 +248,54 @@ def _version_of(path: str) -> str:
     v = _package_version(path)
     if v:
         return v
+    if os.path.basename(path).startswith("libvam"):
+        return _build_version(path)
     m = re.search(r"\.so\.([\d.]+)$", os.path.realpath(path))
-    if m:
-        return m.group(1)
-    return _build_version(path) if os.path.basename(path).startswith("libvam") else "unknown"
+    return m.group(1) if m else "unknown"
+
+
+# The string every vam library carries (cmake/vam_source_id.cmake): the commit it was built
+# from, "+changes" when its sources differed from that commit, or "unknown".
+_SOURCE_ID = re.compile(rb"alloclab-vam-source: ([0-9a-f]{40}(\+changes)?|unknown)\x00")
+
+
+def source_id(path: str) -> str | None:
+    """The commit the vam library at `path` was built from ("<40 hex>", "<40 hex>+changes" or
+    "unknown"), or None when it carries no such string (a build from before it was added)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    m = _SOURCE_ID.search(data)
+    return m.group(1).decode() if m else None
+
+
+def check_claimed_commit(name: str, path: str) -> None:
+    """A name vam-<hex> (vam-9fb1ad7=LIB) says the library was built from that commit, and a run
+    will carry it as that commit's vam: LabError unless the library says the same itself,
+    built from a commit starting with <hex>, with no changes."""
+    m = re.fullmatch(r"vam-([0-9a-f]{7,40})", name.strip().lower())
+    if not m:
+        return
+    sid = source_id(path)
+    if sid is None or sid == "unknown":
+        raise LabError(f"{name} names commit {m.group(1)}, but {path} does not say which commit it was built "
+                       f"from (a build from before libraries recorded it, or outside a git checkout): "
+                       f"build {m.group(1)} and give that library")
+    commit, changes = sid.partition("+")[::2]
+    if not commit.startswith(m.group(1)) or changes:
+        built = f"commit {commit[:12]}" + (" with changes" if changes else "")
+        raise LabError(f"{name} names commit {m.group(1)}, but {path} was built from {built}")
 
 
 def _build_version(path: str) -> str:
-    """A libvam built here has no package: its version is when it was built."""
+    """A libvam built here has no package: its version is when it was built and, read from the
+    library itself, the commit it was built from. A copy of an old build keeps its commit when
+    the copy gets a new time."""
     built = time.strftime("%Y-%m-%d %H:%M", time.gmtime(os.stat(path).st_mtime))
-    return f"alloclab build of {built} UTC"
+    sid = source_id(path)
+    if sid is None or sid == "unknown":
+        return f"alloclab build of {built} UTC" + (", source commit unknown" if sid else "")
+    commit, changes = sid.partition("+")[::2]
+    return f"alloclab build of {built} UTC from commit {commit[:12]}" + (" with changes" if changes else "")
 
 
 def glibc_version() -> str:

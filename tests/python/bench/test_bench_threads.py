@@ -292,6 +292,18 @@ def test_originals_name_each_allocator_with_its_library_version_and_settings(tmp
         o.parse_allocators("vam", str(tmp_path / "none"))
 
 
+def test_originals_refuse_a_library_named_for_a_commit_it_was_not_built_from(tmp_path):
+    """vam-<hex>=LIB puts <hex>'s name on LIB's times: a stale build under that name made a kept
+    run compare against the wrong library. The library's own source commit must match."""
+    o = originals()
+    head = "9fb1ad764b04ef1418c62cb4bfb99f34271a5db1"
+    lib = tmp_path / "libvam-copy.so"
+    lib.write_bytes(b"\x7fELF" + bytes(64) + b"alloclab-vam-source: " + head.encode() + b"\x00")
+    assert [a.name for a in o.parse_allocators(f"vam-9fb1ad7={lib}", str(tmp_path))] == ["vam-9fb1ad7"]
+    with pytest.raises(LabError, match=f"vam-1e222e3 names commit 1e222e3, but {lib} was built from commit 9fb1ad764b04"):
+        o.parse_allocators(f"glibc,vam-1e222e3={lib}", str(tmp_path))
+
+
 def test_originals_run_a_program_on_the_cpus_given_and_refuse_others(tmp_path):
     o = originals()
     mine = sorted(os.sched_getaffinity(0))

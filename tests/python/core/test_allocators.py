@@ -98,3 +98,57 @@ def test_vams_instrumented_builds_are_found_by_name_but_not_among_all(libdir):
         a = allocators.find(twin)
         assert a.name == twin and a.path.endswith(f"libvam-{twin.split('-')[1]}.so"), a
     assert not set(allocators.VAM_TWINS) & {a.name for a in allocators.available()}
+
+
+def _lib_with_source(tmp_path, name, sid):
+    lib = tmp_path / name
+    body = b"\x7fELF" + bytes(100)
+    if sid is not None:
+        body += b"\x00alloclab-vam-source: " + sid.encode() + b"\x00" + bytes(50)
+    lib.write_bytes(body)
+    os.utime(lib, (0, 86400 * 365))
+    return lib
+
+
+HEX = "9fb1ad764b04ef1418c62cb4bfb99f34271a5db1"
+
+
+@pytest.mark.parametrize("sid, version", [
+    (HEX, "alloclab build of 1971-01-01 00:00 UTC from commit 9fb1ad764b04"),
+    (HEX + "+changes", "alloclab build of 1971-01-01 00:00 UTC from commit 9fb1ad764b04 with changes"),
+    ("unknown", "alloclab build of 1971-01-01 00:00 UTC, source commit unknown"),
+    (None, "alloclab build of 1971-01-01 00:00 UTC"),
+])
+def test_a_vam_library_is_versioned_by_the_commit_it_says_it_was_built_from(tmp_path, sid, version):
+    """The time alone said when a file was written: a copy of an old build read as new."""
+    lib = _lib_with_source(tmp_path, "libvam-copy.so", sid)
+    assert allocators.source_id(str(lib)) == sid
+    assert allocators.find(str(lib)).version == version
+
+
+def test_a_library_named_for_a_commit_must_have_been_built_from_it(tmp_path):
+    good = _lib_with_source(tmp_path, "good.so", HEX)
+    allocators.check_claimed_commit("vam-9fb1ad7", str(good))
+    allocators.check_claimed_commit("anything-else", str(good))  # no claim, nothing to check
+    for sid, says in [("1e222e3" + HEX[7:], "was built from commit 1e222e3"),
+                      (HEX + "+changes", "with changes"),
+                      (None, "does not say which commit"),
+                      ("unknown", "does not say which commit")]:
+        lib = _lib_with_source(tmp_path, "lib.so", sid)
+        with pytest.raises(LabError, match=f"vam-9fb1ad7 names commit 9fb1ad7, but .*{says}"):
+            allocators.check_claimed_commit("vam-9fb1ad7", str(lib))
+
+
+def test_the_built_vam_says_which_commit_it_was_built_from():
+    """The build writes the commit into every vam library (cmake/vam_source_id.cmake): the
+    checkout's libvam.so names the checkout's HEAD."""
+    import subprocess
+    lib = allocators.vam_library()
+    assert lib is not None, "libvam.so is not built; run `make`"
+    sid = allocators.source_id(lib)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        assert sid == "unknown"
+    else:
+        assert sid is not None and sid.partition("+")[0] == head.stdout.strip(), (lib, sid)
