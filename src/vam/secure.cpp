@@ -445,9 +445,7 @@ VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
 // lock: no other thread can take it out of the quarantine meanwhile. With
 // other threads it is read under the lock: one of them may take it out and
 // hand it to vam, which may unmap it (a huge object's mapping, a large
-// region, an empty segment) before a read without the lock reaches it; such
-// a read faulted in a correct threaded program (vam.secure.real.threads, 1
-// run in 200-350).
+// region, an empty segment) before a read without the lock reaches it.
 [[gnu::noinline]] void check_freed_last_locked() noexcept {
   lock();
   const char *q = g_last.load(std::memory_order_relaxed);
