@@ -18,17 +18,20 @@
 //   * memcpy (exported here) aborts on a copy past an object's end or into its
 //     front (check_copy).
 // A freed object is not given back at once: its seal is turned into the freed
-// seal, its bytes become zeroes, and it takes a random place in a quarantine
-// ring of kRing places holding kQuarantineBytes at most, small enough that an
-// object given back is still in the data cache when vam hands it out again;
-// the object it replaces is checked (its front and canaries as at its free,
-// its first and last kEdge bytes still zeroes) and given back. The first
-// bytes of the object freed last are checked at each malloc and free. So:
+// seal, its bytes become zeroes, and it takes a random place in the freeing
+// thread's quarantine, a ring of kRing places holding kQuarantineBytes at
+// most, small enough that an object given back is still in the data cache
+// when vam hands it out again; the object it replaces is checked (its front
+// and canaries as at its free, its first and last kEdge bytes still zeroes)
+// and given back. The first bytes of the object the thread freed last are
+// checked at its next malloc and free. Each thread's quarantine is its own:
+// no lock, and no other thread takes an object out of it. So:
 //   * a read after free finds zeroes, and reused memory comes back zeroed;
-//   * a write after free is found at the next allocation (at the start of the
-//     object freed last), when the object leaves the quarantine (at its ends),
-//     or at exit, when every waiting object is checked (writing zeroes goes
-//     unseen);
+//   * a write after free is found at the freeing thread's next allocation
+//     (at the start of the object it freed last), when the object leaves the
+//     quarantine (at its ends), or when the thread exits, or the process,
+//     when every object waiting in the thread's quarantine is checked
+//     (writing zeroes goes unseen);
 //   * a double free or a realloc of an object in quarantine aborts; one that
 //     has left it aborts as a pointer that is no object (its front is wiped);
 //   * reuse is delayed and its order randomised.
@@ -49,10 +52,6 @@
 #include "vam/segment_map.hpp"
 
 #if defined(VAM_SECURE)
-
-// glibc's "this process has one thread" flag (<sys/single_threaded.h>, glibc
-// 2.32 on), declared here weak: its absence reads as a null address.
-extern "C" char __libc_single_threaded __attribute__((weak));
 
 namespace alloclab::vam::secure {
 
@@ -82,22 +81,36 @@ struct Waiting {
   std::uint64_t canary;
 };
 
-// The quarantine, under g_lock: a ring of kRing places. A freed object takes
-// one at random and the object there leaves, checked; while the others hold
-// more than kQuarantineBytes, more leave. One in, one out: vam gets an object
-// back at each free, as without the quarantine, so a malloc after a free
-// finds one on its list.
+// A thread's quarantine: a ring of kRing places. A freed object takes one at
+// random and the object there leaves, checked; while the others hold more
+// than kQuarantineBytes, more leave. One in, one out: vam gets an object back
+// at each free, as without the quarantine, so a malloc after a free finds one
+// on its list. Only its thread reads or writes it, so it takes no lock, and
+// the object it freed last cannot leave (and be unmapped by vam) while the
+// thread reads it. A fork's child keeps the forking thread's; the objects
+// in the other threads' stay there.
+struct Quarantine {
+  Waiting ring[kRing];
+  std::size_t waiting;  // bytes in the ring
+  std::size_t count;    // objects in the ring
+  const char *last;     // the object the thread freed last, while it waits
+  std::size_t last_n;   // and its size
+  std::uint64_t rng;
+};
+
 std::uint64_t g_secret;
-std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
-Waiting g_ring[kRing];
-std::size_t g_waiting;  // bytes in the ring
-std::size_t g_count;    // objects in the ring
-// The object freed last, while it waits, and its size: its first bytes are
-// checked at the next malloc and the next free. Written under the lock; read
-// under it too once the process has other threads (check_freed_last).
-std::atomic<const char *> g_last{nullptr};
-std::atomic<std::size_t> g_last_n{0};
-std::uint64_t g_rng;
+std::uint64_t g_rng_seed;  // each thread's ring draws from it mixed with the ring's address
+// No quarantine yet (every thread's at its start), or none to be had: its
+// thread's exit has emptied it, or vam had no memory for it. Never written:
+// `last` stays null, so the check at malloc needs no test for it.
+constinit Quarantine g_no_quarantine{};
+// The calling thread's quarantine, made at its first free (make_quarantine);
+// its thread's exit empties and frees it (thread_exit).
+__thread Quarantine *t_quarantine __attribute__((tls_model("initial-exec"))) = &g_no_quarantine;
+// Its thread-exit key; made by a constructor (g_key_made), before any thread
+// but the first can free.
+pthread_key_t g_key;
+bool g_key_made;
 
 // malloc(0): an address of its own in a reserved region no access is allowed
 // to (kZeroBytes, 16 bytes apart), so any read or write of it faults; free
@@ -111,7 +124,7 @@ VAM_SECURE_INLINE std::uint64_t secret() noexcept {
     // The kernel's 16 random bytes for this process (no system call, no allocation).
     std::uint64_t s[2] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
     if (const void *r = reinterpret_cast<const void *>(getauxval(AT_RANDOM))) memcpy(s, r, sizeof s);
-    g_rng = s[1] | 1;
+    g_rng_seed = s[1];
     g_secret = s[0] | 1;
   }
   return g_secret;
@@ -333,66 +346,80 @@ VAM_SECURE_INLINE void give_back(const Waiting &w) noexcept {
   hand_back(w.q, w.n, w.pad);
 }
 
-// The lock is taken only once the process has a second thread. While it has
-// one, glibc's __libc_single_threaded is set: no other thread can be in the
-// quarantine, and none can start while this one is in it (pthread_create
-// clears the flag before the new thread runs, and this thread is not in
-// pthread_create). A thread made with a bare clone() is not counted: such a
-// program must not call malloc from it, as glibc's own rules say. unlock()
-// clears the lock either way: a plain store, harmless when it was not taken.
-// A C library without the variable (weak: a null address) takes it always.
-VAM_SECURE_INLINE bool alone() noexcept { return &__libc_single_threaded != nullptr && __libc_single_threaded != 0; }
-VAM_SECURE_INLINE void lock() noexcept {
-  if (alone()) return;
-  while (g_lock.test_and_set(std::memory_order_acquire)) {
-  }
-}
-VAM_SECURE_INLINE void unlock() noexcept { g_lock.clear(std::memory_order_release); }
+// Set by the thread's exit (thread_exit): a free after it goes straight back.
+__thread bool t_quarantine_done __attribute__((tls_model("initial-exec"))) = false;
 
-// fork: the lock is held across it, so the child's quarantine is never caught
-// half-changed by a thread that does not exist there (with the lock skipped
-// in a one-thread child, a half-written place would be read as an object; with
-// it taken, the child would wait on it for ever). The lock is never held while
-// vam is called, so vam's own fork handlers cannot wait on a holder of it.
-void fork_prepare() noexcept {
-  while (g_lock.test_and_set(std::memory_order_acquire)) {
-  }
-}
-void fork_done() noexcept { g_lock.clear(std::memory_order_release); }
-// pthread_atfork may call malloc: from a constructor, not from a first malloc.
-[[gnu::constructor]] void install_fork_handlers() noexcept { pthread_atfork(fork_prepare, fork_done, fork_done); }
-
-std::size_t next_random() noexcept {  // under the lock
-  g_rng ^= g_rng << 13;
-  g_rng ^= g_rng >> 7;
-  g_rng ^= g_rng << 17;
-  return static_cast<std::size_t>(g_rng % kRing);
+std::size_t next_random(Quarantine &q) noexcept {
+  q.rng ^= q.rng << 13;
+  q.rng ^= q.rng >> 7;
+  q.rng ^= q.rng << 17;
+  return static_cast<std::size_t>(q.rng % kRing);
 }
 
-// Takes the object at ring place i out (under the lock).
-Waiting take(std::size_t i) noexcept {
-  const Waiting w = g_ring[i];
-  g_ring[i].q = nullptr;
-  g_waiting -= w.pad + w.n + kCanary;
-  --g_count;
-  if (g_last.load(std::memory_order_relaxed) == w.q) g_last.store(nullptr, std::memory_order_relaxed);
+// Takes the object at ring place i out.
+Waiting take(Quarantine &q, std::size_t i) noexcept {
+  const Waiting w = q.ring[i];
+  q.ring[i].q = nullptr;
+  q.waiting -= w.pad + w.n + kCanary;
+  --q.count;
+  if (q.last == w.q) q.last = nullptr;
   return w;
 }
 
-// More leave while the others than the newest hold more than kQuarantineBytes.
-[[gnu::noinline]] void trim(std::size_t newest, std::size_t bytes) noexcept {
-  Waiting out[kRing];
-  std::size_t n_out = 0;
-  std::size_t i = newest;
-  while (g_waiting - bytes > kQuarantineBytes && g_count > 1) {
-    while (g_ring[i].q == nullptr || i == newest) i = (i + 1) % kRing;
-    out[n_out++] = take(i);
-  }
-  unlock();
-  for (std::size_t k = 0; k < n_out; ++k) give_back(out[k]);
+// Every object waiting in q, checked and given back.
+void empty(Quarantine &q) noexcept {
+  for (std::size_t i = 0; i < kRing; ++i)
+    if (q.ring[i].q != nullptr) give_back(take(q, i));
 }
 
-// q, checked live at `at` (check_live): into the quarantine, or straight back when large.
+// The thread's exit (its key's destructor): its quarantine emptied and
+// freed. A free after this (a later destructor's) goes straight back to vam.
+void thread_exit(void *arg) noexcept {
+  auto *q = static_cast<Quarantine *>(arg);
+  t_quarantine = &g_no_quarantine;
+  t_quarantine_done = true;
+  empty(*q);
+  alloclab::vam::free_impl(q);
+}
+
+// The key, made before main (pthread_key_create may call malloc: from a
+// constructor, not from a first free). glibc keeps the first 32 keys'
+// values in the thread itself, so setting one allocates nothing.
+[[gnu::constructor]] void make_key() noexcept { g_key_made = pthread_key_create(&g_key, thread_exit) == 0; }
+
+// The calling thread's quarantine, made at its first free: memory from vam
+// itself (no check of its own), registered for the thread's exit. A thread
+// that runs before the key exists (a free in another library's constructor)
+// is the process's first, whose quarantine the exit of the process empties.
+[[gnu::noinline]] Quarantine *make_quarantine() noexcept {
+  if (t_quarantine_done) return &g_no_quarantine;
+  auto *q = static_cast<Quarantine *>(alloclab::vam::malloc_impl(sizeof(Quarantine)));
+  if (q == nullptr) return &g_no_quarantine;
+  memset(q, 0, sizeof *q);
+  q->rng = (g_rng_seed ^ reinterpret_cast<std::uintptr_t>(q) * 0x9e3779b97f4a7c15ull) | 1;
+  t_quarantine = q;
+  if (g_key_made) pthread_setspecific(g_key, q);
+  return q;
+}
+
+// More leave while the others than the newest hold more than kQuarantineBytes.
+[[gnu::noinline]] void trim(Quarantine &q, std::size_t newest, std::size_t bytes) noexcept {
+  std::size_t i = newest;
+  while (q.waiting - bytes > kQuarantineBytes && q.count > 1) {
+    while (q.ring[i].q == nullptr || i == newest) i = (i + 1) % kRing;
+    give_back(take(q, i));
+  }
+}
+
+// The object the thread freed last, while it waits: its first bytes still zero.
+VAM_SECURE_INLINE void check_freed_last(const Quarantine &q) noexcept {
+  if (q.last != nullptr && VAM_UNLIKELY(!first_bytes_zero(q.last, q.last_n)))
+    corruption("write after free (the object freed last was changed)", q.last);
+}
+VAM_SECURE_INLINE void check_freed_last() noexcept { check_freed_last(*t_quarantine); }
+
+// q, checked live at `at` (check_live): into the thread's quarantine, or
+// straight back when large (or when the thread has none).
 VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
   char *c = static_cast<char *>(q);
   const std::size_t bytes = at.pad + at.n + kCanary;
@@ -400,66 +427,39 @@ VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
     hand_back(c, at.n, at.pad);
     return;
   }
+  Quarantine *qu = t_quarantine;
+  if (VAM_UNLIKELY(qu == &g_no_quarantine)) {
+    qu = make_quarantine();
+    if (qu == &g_no_quarantine) {
+      hand_back(c, at.n, at.pad);
+      return;
+    }
+  }
   const std::uint64_t freed_seal = ~load_word(c - sizeof(std::uint64_t));
   store_word(c - sizeof(std::uint64_t), freed_seal);
   scrub(c, c + at.n);
-  lock();
   // The object freed before this one, likely still in the cache: its first bytes.
-  if (const char *last = g_last.load(std::memory_order_relaxed)) {
-    if (VAM_UNLIKELY(!first_bytes_zero(last, g_last_n.load(std::memory_order_relaxed)))) {
-      unlock();
-      corruption("write after free (the object freed last was changed)", last);
-    }
-  }
+  check_freed_last(*qu);
   // q takes a random place; its occupant leaves.
-  const std::size_t slot = next_random();
-  Waiting out = g_ring[slot];
+  const std::size_t slot = next_random(*qu);
+  const Waiting out = qu->ring[slot];
   if (out.q != nullptr) {
-    g_waiting -= out.pad + out.n + kCanary;
-    --g_count;
+    qu->waiting -= out.pad + out.n + kCanary;
+    --qu->count;
   }
-  g_ring[slot] = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
-  g_waiting += bytes;
-  ++g_count;
-  g_last_n.store(at.n, std::memory_order_relaxed);
-  g_last.store(c, std::memory_order_relaxed);
-  if (VAM_UNLIKELY(g_waiting - bytes > kQuarantineBytes)) {
-    trim(slot, bytes);  // unlocks
-  } else {
-    unlock();
-  }
+  qu->ring[slot] = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
+  qu->waiting += bytes;
+  ++qu->count;
+  qu->last_n = at.n;
+  qu->last = c;
   if (out.q != nullptr) give_back(out);
+  if (VAM_UNLIKELY(qu->waiting - bytes > kQuarantineBytes)) trim(*qu, slot, bytes);
 }
 
-// At exit, every object still waiting is checked.
+// At the process's exit, every object waiting in the exiting thread's
+// quarantine is checked (the other threads' are checked at their own exits).
 [[gnu::destructor]] void check_quarantine_at_exit() noexcept {
-  for (std::size_t i = 0; i < kRing; ++i) {
-    lock();
-    const Waiting w = g_ring[i].q ? take(i) : Waiting{};
-    unlock();
-    if (w.q) give_back(w);
-  }
-}
-
-// At each malloc, the object freed last. Alone, the process reads it with no
-// lock: no other thread can take it out of the quarantine meanwhile. With
-// other threads it is read under the lock: one of them may take it out and
-// hand it to vam, which may unmap it (a huge object's mapping, a large
-// region, an empty segment) before a read without the lock reaches it.
-[[gnu::noinline]] void check_freed_last_locked() noexcept {
-  lock();
-  const char *q = g_last.load(std::memory_order_relaxed);
-  if (q != nullptr && !first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed))) {
-    unlock();
-    corruption("write after free (the object freed last was changed)", q);
-  }
-  unlock();
-}
-VAM_SECURE_INLINE void check_freed_last() noexcept {
-  if (!alone()) return check_freed_last_locked();
-  const char *q = g_last.load(std::memory_order_relaxed);
-  if (q != nullptr && VAM_UNLIKELY(!first_bytes_zero(q, g_last_n.load(std::memory_order_relaxed))))
-    corruption("write after free (the object freed last was changed)", q);
+  if (t_quarantine != &g_no_quarantine) empty(*t_quarantine);
 }
 
 // vam's object of `align` (0: malloc's) holding pad + room + kCanary bytes
