@@ -46,6 +46,10 @@
 
 #include <atomic>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "vam/api.hpp"
 #include "vam/check.hpp"
 #include "vam/instrument.hpp"
@@ -161,65 +165,115 @@ VAM_SECURE_INLINE std::uint64_t load_word(const void *at) noexcept {
 }
 VAM_SECURE_INLINE void store_word(void *at, std::uint64_t w) noexcept { __builtin_memcpy(at, &w, sizeof w); }
 
-// Every byte of [from, to) zero: a word at a time, the last word overlapping
-// the one before when the length is no multiple of 8. The ranges checked are
-// short (the quarantine checks at most 2 kEdge bytes an object): a vectorised
-// loop would cost more in setting up than it saves.
-[[gnu::optimize("no-tree-vectorize")]] bool all_zero_long(const char *from, const char *to) noexcept {
+// Sixteen bytes at a time where the target has SSE2 (every x86-64): a
+// canary check is three loads and one test, not six of each, and an object
+// of up to 128 bytes is zeroed or checked by at most eight overlapping
+// stores or loads, with no loop. Elsewhere, eight bytes at a time.
+#if defined(__SSE2__)
+using Bytes16 = __m128i;
+VAM_SECURE_INLINE Bytes16 load16(const void *at) noexcept { return _mm_loadu_si128(static_cast<const __m128i *>(at)); }
+VAM_SECURE_INLINE void store16(void *at, Bytes16 v) noexcept { _mm_storeu_si128(static_cast<__m128i *>(at), v); }
+VAM_SECURE_INLINE Bytes16 or16(Bytes16 a, Bytes16 b) noexcept { return _mm_or_si128(a, b); }
+VAM_SECURE_INLINE Bytes16 xor16(Bytes16 a, Bytes16 b) noexcept { return _mm_xor_si128(a, b); }
+VAM_SECURE_INLINE Bytes16 zeros16() noexcept { return _mm_setzero_si128(); }
+VAM_SECURE_INLINE Bytes16 words16(std::uint64_t w) noexcept { return _mm_set1_epi64x(static_cast<long long>(w)); }
+VAM_SECURE_INLINE bool is_zero16(Bytes16 v) noexcept {
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())) == 0xffff;
+}
+#else
+struct Bytes16 {
+  std::uint64_t lo, hi;
+};
+VAM_SECURE_INLINE Bytes16 load16(const void *at) noexcept {
+  return {load_word(at), load_word(static_cast<const char *>(at) + 8)};
+}
+VAM_SECURE_INLINE void store16(void *at, Bytes16 v) noexcept {
+  store_word(at, v.lo);
+  store_word(static_cast<char *>(at) + 8, v.hi);
+}
+VAM_SECURE_INLINE Bytes16 or16(Bytes16 a, Bytes16 b) noexcept { return {a.lo | b.lo, a.hi | b.hi}; }
+VAM_SECURE_INLINE Bytes16 xor16(Bytes16 a, Bytes16 b) noexcept { return {a.lo ^ b.lo, a.hi ^ b.hi}; }
+VAM_SECURE_INLINE Bytes16 zeros16() noexcept { return {0, 0}; }
+VAM_SECURE_INLINE Bytes16 words16(std::uint64_t w) noexcept { return {w, w}; }
+VAM_SECURE_INLINE bool is_zero16(Bytes16 v) noexcept { return (v.lo | v.hi) == 0; }
+#endif
+
+// Every byte of [from, to) zero, from 17 to 128 bytes: overlapping 16-byte
+// loads from each end.
+VAM_SECURE_INLINE bool all_zero_17_128(const char *from, const char *to) noexcept {
   const std::size_t len = static_cast<std::size_t>(to - from);
+  Bytes16 any = or16(load16(from), load16(to - 16));
+  if (len > 32) any = or16(any, or16(load16(from + 16), load16(to - 32)));
+  if (len > 64) any = or16(or16(any, or16(load16(from + 32), load16(to - 48))), or16(load16(from + 48), load16(to - 64)));
+  return is_zero16(any);
+}
+
+// Every byte of [from, to) zero. The ranges checked are short: the
+// quarantine checks at most 2 kEdge bytes an object.
+VAM_SECURE_INLINE bool all_zero(const char *from, const char *to) noexcept {
+  const std::size_t len = static_cast<std::size_t>(to - from);
+  if (len - 8 <= 8) return (load_word(from) | load_word(to - 8)) == 0;  // 8 to 16 bytes, the most common
+  if (len - 17 <= 128 - 17) return all_zero_17_128(from, to);
   std::uint64_t any = 0;
   if (len < 8) {
     for (; from < to; ++from) any |= static_cast<unsigned char>(*from);
     return any == 0;
   }
-  for (std::size_t i = 0; i + 8 <= len; i += 8) any |= load_word(from + i);
+  for (const char *at = from; at + 8 <= to; at += 8) any |= load_word(at);
   return (any | load_word(to - 8)) == 0;
 }
 
-// 8 to 16 bytes (the most common objects) inline: two words, overlapping.
-VAM_SECURE_INLINE bool all_zero(const char *from, const char *to) noexcept {
+// [from, to) zeroed, from 17 to 128 bytes: overlapping 16-byte stores from each end.
+VAM_SECURE_INLINE void zero_17_128(char *from, char *to) noexcept {
   const std::size_t len = static_cast<std::size_t>(to - from);
-  if (len - 8 <= 8) return (load_word(from) | load_word(to - 8)) == 0;
-  return all_zero_long(from, to);
+  const Bytes16 z = zeros16();
+  store16(from, z);
+  store16(to - 16, z);
+  if (len <= 32) return;
+  store16(from + 16, z);
+  store16(to - 32, z);
+  if (len <= 64) return;
+  store16(from + 32, z);
+  store16(from + 48, z);
+  store16(to - 48, z);
+  store16(to - 64, z);
 }
 
-// [from, to) zeroed: short ranges a word at a time (a call to memset costs
-// more than the stores of a small object), longer ones by memset.
-[[gnu::optimize("no-tree-vectorize")]] void zero_long(char *from, char *to) noexcept {
+// [from, to) zeroed: up to 128 bytes by stores (a call to memset costs more
+// than the stores of a small object), longer ones by memset.
+[[gnu::noinline]] void zero_long(char *from, char *to) noexcept {
   const std::size_t len = static_cast<std::size_t>(to - from);
   if (len > 128) {
     memset(from, 0, len);
-  } else if (len >= 8) {
-    for (std::size_t i = 0; i + 8 <= len; i += 8) store_word(from + i, 0);
-    store_word(to - 8, 0);
   } else {
-    for (; from < to; ++from) *from = 0;
+    for (; from < to; ++from) *from = 0;  // under 8 bytes
   }
 }
 
 VAM_SECURE_INLINE void zero(char *from, char *to) noexcept {
-  if (static_cast<std::size_t>(to - from) - 8 <= 8) {
+  const std::size_t len = static_cast<std::size_t>(to - from);
+  if (len - 8 <= 8) {
     store_word(from, 0);
     store_word(to - 8, 0);
-    return;
+  } else if (len - 17 <= 128 - 17) {
+    zero_17_128(from, to);
+  } else {
+    zero_long(from, to);
   }
-  zero_long(from, to);
 }
 
 // The canary words: two before the size word, four after the object (an
 // overflow or underflow of up to 32 bytes reaches one of them, even one that
 // changes only the 32nd byte).
 VAM_SECURE_INLINE void set_canaries(char *q, std::size_t n, std::uint64_t c) noexcept {
-  store_word(q - 32, c);
-  store_word(q - 24, c);
-  store_word(q + n, c);
-  store_word(q + n + 8, c);
-  store_word(q + n + 16, c);
-  store_word(q + n + 24, c);
+  const Bytes16 v = words16(c);
+  store16(q - 32, v);
+  store16(q + n, v);
+  store16(q + n + 16, v);
 }
-VAM_SECURE_INLINE std::uint64_t canaries_changed(const char *q, std::size_t n, std::uint64_t c) noexcept {
-  return (load_word(q - 32) ^ c) | (load_word(q - 24) ^ c) | (load_word(q + n) ^ c) | (load_word(q + n + 8) ^ c) |
-         (load_word(q + n + 16) ^ c) | (load_word(q + n + 24) ^ c);
+VAM_SECURE_INLINE bool canaries_changed(const char *q, std::size_t n, std::uint64_t c) noexcept {
+  const Bytes16 v = words16(c);
+  return !is_zero16(or16(xor16(load16(q - 32), v), or16(xor16(load16(q + n), v), xor16(load16(q + n + 16), v))));
 }
 
 // p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad, armed.
@@ -267,7 +321,7 @@ VAM_SECURE_INLINE Place place(const void *q) noexcept {
 VAM_SECURE_INLINE void check_canary(const void *q, const Place &at, const char *what) noexcept {
   const char *c = static_cast<const char *>(q);
   const std::uint64_t want = canary(at.k);
-  if (VAM_UNLIKELY(canaries_changed(c, at.n, want) != 0)) canary_changed(c, want, what);
+  if (VAM_UNLIKELY(canaries_changed(c, at.n, want))) canary_changed(c, want, what);
 }
 
 VAM_SECURE_INLINE bool zero_sized(const void *q) noexcept {
@@ -330,8 +384,7 @@ VAM_SECURE_INLINE bool still_scrubbed(const char *from, const char *to) noexcept
 // word should reach the next owner.
 void hand_back(char *q, std::size_t n, std::size_t pad) noexcept {
   set_canaries(q, n, 0);
-  store_word(q - 2 * sizeof(std::uint64_t), 0);
-  store_word(q - sizeof(std::uint64_t), 0);
+  store16(q - 2 * sizeof(std::uint64_t), zeros16());
   alloclab::vam::free_impl(q - pad);
 }
 
@@ -341,7 +394,7 @@ VAM_SECURE_INLINE void give_back(const Waiting &w) noexcept {
   if (load_word(w.q - 2 * sizeof(std::uint64_t)) != w.size_word ||
       load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal || !still_scrubbed(w.q, w.q + w.n))
     corruption("write after free (a freed object was changed while it waited for reuse)", w.q);
-  if (canaries_changed(w.q, w.n, w.canary) != 0)
+  if (canaries_changed(w.q, w.n, w.canary))
     corruption("heap corruption: the bytes after the end of a freed object were overwritten (overflow?)", w.q);
   hand_back(w.q, w.n, w.pad);
 }

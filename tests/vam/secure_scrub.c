@@ -1,0 +1,82 @@
+// secure_scrub.c — libvam-secure.so's zeroing of freed objects and its
+// check of them when they leave the quarantine, at every size where the
+// stores and loads change shape (1 to 160 bytes, and some larger ones), run
+// under LD_PRELOAD of it (vam.secure.scrub):
+//   * every byte of a freed object reads zero;
+//   * a byte written after free (the first, the last, and for an object of
+//     up to 128 bytes, which is checked whole, one in the middle) is found
+//     when the object leaves the quarantine: here at the process's exit, in
+//     a child that must abort saying so.
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "secure_preloaded.h"
+
+static int failures;
+
+static int zeroed_at_free(size_t n) {
+  volatile unsigned char *p = malloc(n);  // volatile: the reads after free are not optimised away
+  if (p == NULL) return 0;
+  memset((void *)p, 0xff, n);
+  free((void *)p);
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != 0) {
+      fprintf(stderr, "secure_scrub: FAIL: byte %zu of a freed object of %zu bytes reads %d\n", i, n, p[i]);
+      return 0;
+    }
+  return 1;
+}
+
+// A write into byte `at` of a freed object of n bytes: the child must abort
+// at its exit, naming a write after free.
+static void write_after_free_caught(size_t n, size_t at) {
+  int err[2];
+  if (pipe(err) != 0) exit(1);
+  const pid_t pid = fork();
+  if (pid < 0) exit(1);
+  if (pid == 0) {
+    dup2(err[1], 2);
+    close(err[0]);
+    volatile unsigned char *p = malloc(n);
+    if (p == NULL) _exit(3);
+    free((void *)p);
+    p[at] = 1;
+    exit(0);  // the exit checks the objects waiting in the quarantine
+  }
+  close(err[1]);
+  char msg[512] = {0};
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof msg - 1 && (r = read(err[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)r;
+  close(err[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT || strstr(msg, "write after free") == NULL) {
+    fprintf(stderr, "secure_scrub: FAIL: a write into byte %zu of a freed object of %zu bytes was not caught "
+            "(status %d): %s\n", at, n, status, msg);
+    ++failures;
+  }
+}
+
+int main(void) {
+  if (!secure_preloaded("secure_scrub")) return 1;
+  for (size_t n = 1; n <= 600; ++n)
+    if (!zeroed_at_free(n)) ++failures;
+  if (!zeroed_at_free(4096) || !zeroed_at_free(70000)) ++failures;
+  if (failures == 0) puts("secure_scrub: freed objects of 1 to 600 bytes, 4 KiB and 70,000 bytes read zero");
+
+  static const size_t larger[] = {200, 255, 256, 1000, 4096};
+  for (size_t n = 1; n <= 160 + sizeof larger / sizeof larger[0]; ++n) {
+    const size_t size = n <= 160 ? n : larger[n - 161];
+    write_after_free_caught(size, 0);
+    write_after_free_caught(size, size - 1);
+    if (size <= 128) write_after_free_caught(size, size / 2);
+  }
+  if (failures != 0) return 1;
+  puts("secure_scrub: ok");
+  return 0;
+}
