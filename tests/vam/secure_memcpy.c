@@ -8,12 +8,9 @@
 //     frees anything, naming the misuse: each in a child process, at 8 B,
 //     4 KiB and 256 KiB (the copies of the public suite's memcpy programs,
 //     which never free the object; free's canary checks cannot catch them).
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "secure_preloaded.h"
 
@@ -61,36 +58,29 @@ static void copies_within(size_t n) {
   for (int i = 0; i < 3; ++i) free(p[i]);
 }
 
-// The misuse `how` on a fresh object of n bytes in a child: it must abort,
-// its message holding `want`.
+struct misuse {
+  const char *how;
+  size_t n;
+};
+
+static void copy_misuse(const void *arg) {
+  const struct misuse *m = arg;
+  unsigned char *p = malloc(m->n);
+  if (p == NULL) _exit(3);
+  if (strcmp(m->how, "past-end-1") == 0) copy(p, source, m->n + 1);
+  else if (strcmp(m->how, "past-end-32") == 0) copy(p, source, m->n + 32);
+  else if (strcmp(m->how, "before-1") == 0) copy(p - 1, source, 1);
+  else if (strcmp(m->how, "before-32") == 0) copy(p - 32, source, 32);
+  else if (strcmp(m->how, "before-into") == 0) copy(p - 20, source, 24);  // from the canaries into the object
+}
+
+// The misuse `how` on a fresh object of n bytes, in a child that never frees
+// it: it must abort, its message holding `want`.
 static void must_abort(const char *how, size_t n, const char *want) {
-  int err[2];
-  if (pipe(err) != 0) exit(1);
-  const pid_t pid = fork();
-  if (pid < 0) exit(1);
-  if (pid == 0) {
-    dup2(err[1], 2);
-    close(err[0]);
-    unsigned char *p = malloc(n);
-    if (p == NULL) _exit(3);
-    if (strcmp(how, "past-end-1") == 0) copy(p, source, n + 1);
-    else if (strcmp(how, "past-end-32") == 0) copy(p, source, n + 32);
-    else if (strcmp(how, "before-1") == 0) copy(p - 1, source, 1);
-    else if (strcmp(how, "before-32") == 0) copy(p - 32, source, 32);
-    else if (strcmp(how, "before-into") == 0) copy(p - 20, source, 24);  // from the canaries into the object
-    _exit(0);                                                               // not caught: the program goes on
-  }
-  close(err[1]);
-  char msg[512] = {0};
-  size_t got = 0;
-  ssize_t r;
-  while (got < sizeof msg - 1 && (r = read(err[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)r;
-  close(err[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT || strstr(msg, want) == NULL) {
-    fprintf(stderr, "secure_memcpy: FAIL: %s on %zu B was not caught as \"%s\" (status %d): %s\n", how, n, want,
-            status, msg);
+  const struct misuse m = {how, n};
+  char said[512];
+  if (!child_aborts_saying(copy_misuse, &m, 0, want, said, sizeof said)) {
+    fprintf(stderr, "secure_memcpy: FAIL: %s on %zu B was not caught as \"%s\": %s\n", how, n, want, said);
     ++failures;
   }
 }

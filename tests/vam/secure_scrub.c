@@ -7,12 +7,9 @@
 //     up to 128 bytes, which is checked whole, one in the middle) is found
 //     when the object leaves the quarantine: here at the process's exit, in
 //     a child that must abort saying so.
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "secure_preloaded.h"
 
@@ -31,33 +28,27 @@ static int zeroed_at_free(size_t n) {
   return 1;
 }
 
+struct write_at {
+  size_t n, at;
+};
+
+static void write_after_free(const void *arg) {
+  const struct write_at *w = arg;
+  volatile unsigned char *p = malloc(w->n);
+  if (p == NULL) _exit(3);
+  free((void *)p);
+  p[w->at] = 1;
+}
+
 // A write into byte `at` of a freed object of n bytes: the child must abort
-// at its exit, naming a write after free.
+// at its exit, which checks the objects waiting in the quarantine, naming a
+// write after free.
 static void write_after_free_caught(size_t n, size_t at) {
-  int err[2];
-  if (pipe(err) != 0) exit(1);
-  const pid_t pid = fork();
-  if (pid < 0) exit(1);
-  if (pid == 0) {
-    dup2(err[1], 2);
-    close(err[0]);
-    volatile unsigned char *p = malloc(n);
-    if (p == NULL) _exit(3);
-    free((void *)p);
-    p[at] = 1;
-    exit(0);  // the exit checks the objects waiting in the quarantine
-  }
-  close(err[1]);
-  char msg[512] = {0};
-  size_t got = 0;
-  ssize_t r;
-  while (got < sizeof msg - 1 && (r = read(err[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)r;
-  close(err[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT || strstr(msg, "write after free") == NULL) {
-    fprintf(stderr, "secure_scrub: FAIL: a write into byte %zu of a freed object of %zu bytes was not caught "
-            "(status %d): %s\n", at, n, status, msg);
+  const struct write_at w = {n, at};
+  char said[512];
+  if (!child_aborts_saying(write_after_free, &w, 1, "write after free", said, sizeof said)) {
+    fprintf(stderr, "secure_scrub: FAIL: a write into byte %zu of a freed object of %zu bytes was not caught: %s\n",
+            at, n, said);
     ++failures;
   }
 }
