@@ -146,6 +146,9 @@ VAM_SECURE_INLINE std::uint64_t key(const void *p) noexcept {
 // the byte written, but for that one value, rather than missed once in 256
 // runs when it happens to equal a random byte.
 constexpr std::uint64_t kEdgeByte = 0xa5;
+// The seal's top byte is the one next to the object only in little-endian
+// order; check_copy's one-byte test reads it there.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the seal's fixed byte must lie next to the object");
 VAM_SECURE_INLINE std::uint64_t seal(std::uint64_t k, std::uint64_t size_word) noexcept {
   std::uint64_t x = (size_word ^ (k >> 23) ^ (k << 41)) * 0xbf58476d1ce4e5b9ull;
   x ^= x >> 31;
