@@ -120,44 +120,53 @@ bool g_key_made;
 // to (kZeroBytes, 16 bytes apart), so any read or write of it faults; free
 // does nothing with it. Past the region's end, a 0-byte object as any other.
 constexpr std::size_t kZeroBytes = std::size_t{64} << 20;
-std::atomic<char *> g_zero{nullptr};
+// Its start; until it is made, the last kZeroBytes of the address space,
+// which no pointer of a program's points into, so that zero_sized is one
+// subtraction and one compare.
+constexpr std::uintptr_t kNoZeroRegion = ~std::uintptr_t{0} - (kZeroBytes - 1);
+std::atomic<std::uintptr_t> g_zero{kNoZeroRegion};
 std::atomic<std::size_t> g_zero_next{0};
 
-VAM_SECURE_INLINE std::uint64_t secret() noexcept {
-  if (__builtin_expect(g_secret == 0, 0)) {
-    // The kernel's 16 random bytes for this process (no system call, no allocation).
-    std::uint64_t s[2] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
-    if (const void *r = reinterpret_cast<const void *>(getauxval(AT_RANDOM))) memcpy(s, r, sizeof s);
-    g_rng_seed = s[1];
-    g_secret = s[0] | 1;
-  }
-  return g_secret;
+// The per-process secret, set at the first allocation (arm): a front or a
+// copy looked at before it cannot be an object's, and reads the secret as
+// zero, so only allocate pays for the test.
+[[gnu::cold, gnu::noinline]] void make_secret() noexcept {
+  // The kernel's 16 random bytes for this process (no system call, no allocation).
+  std::uint64_t s[2] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
+  if (const void *r = reinterpret_cast<const void *>(getauxval(AT_RANDOM))) memcpy(s, r, sizeof s);
+  g_rng_seed = s[1];
+  g_secret = s[0] | 1;
 }
 
+// q's key: the secret mixed with q's address, so that no two objects' fronts
+// and canaries are alike.
 VAM_SECURE_INLINE std::uint64_t key(const void *p) noexcept {
-  return secret() ^ (reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull);
+  return g_secret ^ (reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull);
 }
 
-// A mix of the size word with q's key k: what a live object's second front
-// word holds (a freed one's holds its complement). Rewriting the size word
-// without the secret breaks the seal. Its last byte, the one next to the
-// object, is fixed (kEdgeByte, or its complement when freed), as is the
-// canary's first: a one-byte underflow or overflow is then found whatever
-// the byte written, but for that one value, rather than missed once in 256
-// runs when it happens to equal a random byte.
+VAM_SECURE_INLINE std::uint64_t rotate(std::uint64_t x, unsigned r) noexcept { return x << r | x >> (64 - r); }
+
+// What a live object's second front word holds beside the size word (a freed
+// one's holds its complement): the size word mixed with q's key k. Rewriting
+// the size word, or writing both words with anything but arm's, breaks it
+// (but once in 2^56). One multiply of the size word is all the mixing it
+// needs: a change to both words by the same xor or the same increment then
+// breaks it too. More would hide nothing: the size word is the size asked
+// xor k, so whoever can read a front and knows the size has k already. Its last
+// byte, the one next to the object, is fixed (kEdgeByte, or its complement
+// when freed), as is the canary's first: a one-byte underflow or overflow is
+// then found whatever the byte written, but for that one value, rather than
+// missed once in 256 runs when it happens to equal a random byte.
 constexpr std::uint64_t kEdgeByte = 0xa5;
 // The seal's top byte is the one next to the object only in little-endian
 // order; check_copy's one-byte test reads it there.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the seal's fixed byte must lie next to the object");
 VAM_SECURE_INLINE std::uint64_t seal(std::uint64_t k, std::uint64_t size_word) noexcept {
-  std::uint64_t x = (size_word ^ (k >> 23) ^ (k << 41)) * 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 31;
-  return ((x ^ k) & (~std::uint64_t{0} >> 8)) | kEdgeByte << 56;
+  return (((size_word * 0xbf58476d1ce4e5b9ull) ^ rotate(k, 29)) & (~std::uint64_t{0} >> 8)) | kEdgeByte << 56;
 }
-// The word after the object's last byte.
+// The word after the object's last byte, and the two before its size word.
 VAM_SECURE_INLINE std::uint64_t canary(std::uint64_t k) noexcept {
-  const std::uint64_t x = (k ^ 0x5a5a5a5a5a5a5a5aull) * 0x94d049bb133111ebull;
-  return ((x ^ (x >> 29)) & ~std::uint64_t{0xff}) | kEdgeByte;
+  return ((rotate(k, 41) ^ 0x5a5a5a5a5a5a5a5aull) & ~std::uint64_t{0xff}) | kEdgeByte;
 }
 
 // Word access at any alignment, inlined: never through the exported memcpy below.
@@ -282,6 +291,7 @@ VAM_SECURE_INLINE bool canaries_changed(const char *q, std::size_t n, std::uint6
 // p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad, armed.
 VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
   char *q = static_cast<char *>(p) + pad;
+  if (__builtin_expect(g_secret == 0, 0)) make_secret();
   const std::uint64_t k = key(q);
   const std::uint64_t size_word = (n << 6 | static_cast<std::uint64_t>(__builtin_ctzll(pad))) ^ k;
   store_word(q - 2 * sizeof(std::uint64_t), size_word);
@@ -308,11 +318,15 @@ VAM_SECURE_INLINE Place place(const void *q) noexcept {
   const std::uint64_t k = key(q);
   const std::uint64_t size_word = load_word(c - 2 * sizeof(std::uint64_t));
   const std::uint64_t check = load_word(c - sizeof(std::uint64_t));
-  const std::uint64_t live = seal(k, size_word);
+  // The second word is the seal (live) or its complement (freed): their
+  // difference is all zeroes or all ones. A front that is neither is none of
+  // arm's; one that is can only hold arm's size word, whose pad needs no
+  // further check.
+  const std::uint64_t diff = check ^ seal(k, size_word);
+  if (VAM_UNLIKELY(diff + 1 > 1)) not_an_object(q);
   const std::uint64_t word = size_word ^ k;
-  const unsigned shift = static_cast<unsigned>(word & 63);
-  if (VAM_UNLIKELY((check != live && check != ~live) || shift < 5 || shift > 30)) not_an_object(q);
-  return {const_cast<char *>(c) - (std::size_t{1} << shift), std::size_t{1} << shift, word >> 6, k, check != live};
+  const std::size_t pad = std::size_t{1} << (word & 63);
+  return {const_cast<char *>(c) - pad, pad, word >> 6, k, diff != 0};
 }
 
 // The canary after q's last byte intact, or abort.
@@ -328,25 +342,24 @@ VAM_SECURE_INLINE void check_canary(const void *q, const Place &at, const char *
 }
 
 VAM_SECURE_INLINE bool zero_sized(const void *q) noexcept {
-  const char *z = g_zero.load(std::memory_order_acquire);
-  return z != nullptr && static_cast<const char *>(q) >= z && static_cast<const char *>(q) < z + kZeroBytes;
+  return reinterpret_cast<std::uintptr_t>(q) - g_zero.load(std::memory_order_acquire) < kZeroBytes;
 }
 
 void *zero_object() noexcept {
-  char *z = g_zero.load(std::memory_order_acquire);
-  if (z == nullptr) {
+  std::uintptr_t z = g_zero.load(std::memory_order_acquire);
+  if (z == kNoZeroRegion) {
     void *m = mmap(nullptr, kZeroBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return nullptr;
-    char *expected = nullptr;
-    if (!g_zero.compare_exchange_strong(expected, static_cast<char *>(m), std::memory_order_acq_rel)) {
+    std::uintptr_t expected = kNoZeroRegion;
+    if (!g_zero.compare_exchange_strong(expected, reinterpret_cast<std::uintptr_t>(m), std::memory_order_acq_rel)) {
       munmap(m, kZeroBytes);
       z = expected;
     } else {
-      z = static_cast<char *>(m);
+      z = reinterpret_cast<std::uintptr_t>(m);
     }
   }
   const std::size_t at = g_zero_next.fetch_add(16, std::memory_order_relaxed);
-  return at < kZeroBytes ? z + at : nullptr;
+  return at < kZeroBytes ? reinterpret_cast<void *>(z + at) : nullptr;
 }
 
 // q's place, checked live: neither freed nor overflowed.
@@ -393,12 +406,15 @@ void hand_back(char *q, std::size_t n, std::size_t pad) noexcept {
 
 // A waiting object unchanged since its free (its front as it was then, with
 // the freed seal; its canary; its ends zero), back to vam.
-VAM_SECURE_INLINE void give_back(const Waiting &w) noexcept {
+VAM_SECURE_INLINE void check_waiting(const Waiting &w) noexcept {
   if (load_word(w.q - 2 * sizeof(std::uint64_t)) != w.size_word ||
       load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal || !still_scrubbed(w.q, w.q + w.n))
     corruption("write after free (a freed object was changed while it waited for reuse)", w.q);
   if (canaries_changed(w.q, w.n, w.canary))
     corruption("heap corruption: the bytes after the end of a freed object were overwritten (overflow?)", w.q);
+}
+VAM_SECURE_INLINE void give_back(const Waiting &w) noexcept {
+  check_waiting(w);
   hand_back(w.q, w.n, w.pad);
 }
 
@@ -497,19 +513,25 @@ VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
   // The object freed before this one, likely still in the cache: its first bytes.
   check_freed_last(*qu);
   // q takes a random place; its occupant leaves.
+  // Checked where it waits, and handed back last (the call is then a jump,
+  // and nothing of the ring is kept across it).
   const std::size_t slot = next_random(*qu);
-  const Waiting out = qu->ring[slot];
-  if (out.q != nullptr) {
-    qu->waiting -= out.pad + out.n + kCanary;
+  Waiting &spot = qu->ring[slot];
+  char *const out = spot.q;
+  const std::size_t out_n = spot.n;
+  const std::size_t out_pad = spot.pad;
+  if (out != nullptr) {
+    check_waiting(spot);
+    qu->waiting -= out_pad + out_n + kCanary;
     --qu->count;
   }
-  qu->ring[slot] = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
+  spot = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
   qu->waiting += bytes;
   ++qu->count;
   qu->last_n = at.n;
   qu->last = c;
-  if (out.q != nullptr) give_back(out);
   if (VAM_UNLIKELY(qu->waiting - bytes > kQuarantineBytes)) trim(*qu, slot, bytes);
+  if (out != nullptr) hand_back(out, out_n, out_pad);
 }
 
 // At the process's exit, every object waiting in the exiting thread's
@@ -562,7 +584,7 @@ bool valid_alignment(std::size_t a) noexcept { return a != 0 && (a & (a - 1)) ==
 
 }  // namespace
 
-void *malloc_impl(std::size_t n) noexcept { return allocate(0, n); }
+void *malloc_impl(std::size_t n) noexcept { return allocate_room(0, n, n); }
 
 void *aligned_or_null(std::size_t a, std::size_t n) noexcept { return allocate(a, n); }
 
@@ -704,8 +726,10 @@ VAM_SECURE_INLINE bool live_front_at(const char *at) noexcept {
   const char *base = reinterpret_cast<const char *>(seg);
   // A huge object's mapping may end before its segment's 4 MiB do: d must be in it.
   if (c - base >= static_cast<std::ptrdiff_t>(seg->map_bytes)) return;
-  if (live_front_at(c)) {
-    if (n > place(c).n) corruption("memcpy past the end of the object (overflow)", c);
+  const std::uint64_t k = key(c);
+  const std::uint64_t size_word = load_word(c - 2 * sizeof(std::uint64_t));
+  if (load_word(c - sizeof(std::uint64_t)) == seal(k, size_word)) {  // a live object starts at c
+    if (n > (size_word ^ k) >> 6) corruption("memcpy past the end of the object (overflow)", c);
     return;
   }
   // An object starting within kReach bytes after d (16-byte aligned) whose front the copy reaches.
