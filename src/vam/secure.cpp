@@ -96,7 +96,6 @@ struct Waiting {
 struct Quarantine {
   Waiting ring[kRing];
   std::size_t waiting;  // bytes in the ring
-  std::size_t count;    // objects in the ring
   const char *last;     // the object the thread freed last, while it waits
   std::size_t last_n;   // and its size
   std::uint64_t rng;
@@ -433,7 +432,6 @@ Waiting take(Quarantine &q, std::size_t i) noexcept {
   const Waiting w = q.ring[i];
   q.ring[i].q = nullptr;
   q.waiting -= w.pad + w.n + kCanary;
-  --q.count;
   if (q.last == w.q) q.last = nullptr;
   return w;
 }
@@ -477,7 +475,8 @@ void thread_exit(void *arg) noexcept {
 // More leave while the others than the newest hold more than kQuarantineBytes.
 [[gnu::noinline]] void trim(Quarantine &q, std::size_t newest, std::size_t bytes) noexcept {
   std::size_t i = newest;
-  while (q.waiting - bytes > kQuarantineBytes && q.count > 1) {
+  // While the others hold more than kQuarantineBytes, one of them is in the ring.
+  while (q.waiting - bytes > kQuarantineBytes) {
     while (q.ring[i].q == nullptr || i == newest) i = (i + 1) % kRing;
     give_back(take(q, i));
   }
@@ -523,11 +522,9 @@ VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
   if (out != nullptr) {
     check_waiting(spot);
     qu->waiting -= out_pad + out_n + kCanary;
-    --qu->count;
   }
   spot = {c, at.n, at.pad, load_word(c - 2 * sizeof(std::uint64_t)), freed_seal, load_word(c + at.n)};
   qu->waiting += bytes;
-  ++qu->count;
   qu->last_n = at.n;
   qu->last = c;
   if (VAM_UNLIKELY(qu->waiting - bytes > kQuarantineBytes)) trim(*qu, slot, bytes);
