@@ -98,6 +98,14 @@ void *valloc_impl(std::size_t n) noexcept;
 void *pvalloc_impl(std::size_t n) noexcept;
 std::size_t usable_size_impl(const void *p) noexcept;
 void *aligned_or_null(std::size_t alignment, std::size_t n) noexcept;
+// What made an object, recorded in its front: the malloc family (any release
+// taken), operator new, operator new[] (a delete of the other form aborts).
+constexpr unsigned kFormMalloc = 0, kFormNew = 1, kFormNewArray = 2;
+// operator new's and new[]'s object (align 0: new's own); null when out of memory.
+void *new_or_null(std::size_t n, std::size_t align, unsigned form) noexcept;
+// operator delete (form kFormNew) and delete[] (kFormNewArray), unsized and sized.
+void delete_impl(void *p, unsigned form) noexcept;
+void delete_sized_impl(void *p, std::size_t n, unsigned form) noexcept;
 // memcpy's check (override.cpp exports the checked memcpy): aborts on a copy
 // of n bytes to d past an object's end or into its front.
 void check_copy(const void *d, std::size_t n) noexcept;

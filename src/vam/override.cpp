@@ -109,13 +109,27 @@ inline bool linked(F *f) {
   ::abort();
 }
 
+// An object for operator new or new[] (kForm), null when out of memory. The
+// secure build records which new made it, for the deletes to check.
+constexpr unsigned kNew = 1, kNewArray = 2;
+template <unsigned kForm>
+inline void *new_or_null(size_t n, size_t align) {
+#if defined(VAM_SECURE)
+  static_assert(kNew == v::kFormNew && kNewArray == v::kFormNewArray);
+  return v::new_or_null(n, align, kForm);
+#else
+  return align ? v::aligned_or_null(align, n) : v::malloc_impl(n);
+#endif
+}
+
 // operator new out of memory: call the new_handler and retry while there is
 // one, else throw std::bad_alloc (C++ [new.delete.single]). The handler may
 // throw; the exception passes through these frames (they hold nothing to
 // clean up, and override.cpp keeps its unwind tables: -fexceptions).
+template <unsigned kForm>
 [[gnu::noinline, gnu::cold]] void *new_slow(size_t n, size_t align) {
   for (;;) {
-    void *p = align ? v::aligned_or_null(align, n) : v::malloc_impl(n);
+    void *p = new_or_null<kForm>(n, align);
     if (p) return p;
     const NewHandler handler = linked(cxx_get_new_handler) ? cxx_get_new_handler() : nullptr;
     if (!handler) {
@@ -127,28 +141,53 @@ inline bool linked(F *f) {
 }
 
 #if defined(VAM_SECURE)
+template <unsigned kForm>
 inline void *new_impl(size_t n) {
-  void *p = v::malloc_impl(n);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+  void *p = new_or_null<kForm>(n, 0);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow<kForm>(n, 0);
 }
 #else
 // What malloc's inline path does not take (malloc_miss, malloc_other), then
 // new_slow on null: passed to malloc_inline, so that operator new's inline
-// path saves no register to test malloc's result after it.
+// path saves no register to test malloc's result after it. Both forms of new
+// are one here: only the secure build tells them apart.
 [[gnu::noinline]] void *new_miss(size_t n) {
   void *p = v::malloc_miss(n);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow<kNew>(n, 0);
 }
 [[gnu::noinline]] void *new_other(size_t n) {
   void *p = v::malloc_other(n);
-  return __builtin_expect(p != nullptr, 1) ? p : new_slow(n, 0);
+  return __builtin_expect(p != nullptr, 1) ? p : new_slow<kNew>(n, 0);
 }
 
-inline void *new_impl(size_t n) { return v::malloc_inline<new_miss, new_other>(n); }
+template <unsigned kForm>
+inline void *new_impl(size_t n) {
+  return v::malloc_inline<new_miss, new_other>(n);
+}
 #endif
+template <unsigned kForm>
 inline void *new_aligned(size_t n, std::align_val_t a) {
-  void *p = v::aligned_or_null(static_cast<size_t>(a), n);
-  return p ? p : new_slow(n, static_cast<size_t>(a));
+  void *p = new_or_null<kForm>(n, static_cast<size_t>(a));
+  return p ? p : new_slow<kForm>(n, static_cast<size_t>(a));
+}
+
+// The deletes: the secure build checks that the object came from their own
+// new (or from malloc).
+template <unsigned kForm>
+inline void delete_impl(void *p) noexcept {
+#if defined(VAM_SECURE)
+  v::delete_impl(p, kForm);
+#else
+  v::free_impl(p);
+#endif
+}
+template <unsigned kForm>
+inline void delete_sized(void *p, size_t n) noexcept {
+#if defined(VAM_SECURE)
+  v::delete_sized_impl(p, n, kForm);
+#else
+  VAM_SIZED_FREE(p, n);
+#endif
 }
 
 }  // namespace
@@ -159,20 +198,20 @@ inline void *new_aligned(size_t n, std::align_val_t a) {
 // so libstdc++ again. They are rare; the hop costs nothing that matters.
 #define VAM_NEW __attribute__((visibility("default")))
 
-VAM_NEW void *operator new(size_t n) { return VAM_COUNTED(new_, new_impl(n)); }
-VAM_NEW void *operator new[](size_t n) { return VAM_COUNTED(new_, new_impl(n)); }
-VAM_NEW void *operator new(size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned(n, a)); }
-VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned(n, a)); }
+VAM_NEW void *operator new(size_t n) { return VAM_COUNTED(new_, new_impl<kNew>(n)); }
+VAM_NEW void *operator new[](size_t n) { return VAM_COUNTED(new_, new_impl<kNewArray>(n)); }
+VAM_NEW void *operator new(size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned<kNew>(n, a)); }
+VAM_NEW void *operator new[](size_t n, std::align_val_t a) { return VAM_COUNTED(new_, new_aligned<kNewArray>(n, a)); }
 
-VAM_NEW void operator delete(void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
-VAM_NEW void operator delete[](void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
-VAM_NEW void operator delete(void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete(void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete(void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
-VAM_NEW void operator delete[](void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); VAM_SIZED_FREE(p, n); }
-VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
-VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); v::free_impl(p); }
+VAM_NEW void operator delete(void *p) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNew>(p); }
+VAM_NEW void operator delete[](void *p) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNewArray>(p); }
+VAM_NEW void operator delete(void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); delete_sized<kNew>(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n) noexcept { VAM_UNCOUNT(delete_, p); delete_sized<kNewArray>(p, n); }
+VAM_NEW void operator delete(void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNew>(p); }
+VAM_NEW void operator delete[](void *p, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNewArray>(p); }
+VAM_NEW void operator delete(void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNew>(p); }
+VAM_NEW void operator delete[](void *p, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNewArray>(p); }
+VAM_NEW void operator delete(void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); delete_sized<kNew>(p, n); }
+VAM_NEW void operator delete[](void *p, size_t n, std::align_val_t) noexcept { VAM_UNCOUNT(delete_, p); delete_sized<kNewArray>(p, n); }
+VAM_NEW void operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNew>(p); }
+VAM_NEW void operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept { VAM_UNCOUNT(delete_, p); delete_impl<kNewArray>(p); }

@@ -69,9 +69,19 @@ constexpr std::size_t kEdge = 64;                // bytes checked at each end of
 constexpr std::size_t kRing = 64;
 constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;    // bytes of one object
 constexpr std::size_t kQuarantineBytes = std::size_t{16} << 10;  // of all waiting objects but the newest
-constexpr std::size_t kSizeMax = std::size_t{1} << 57;          // the size word keeps 6 bits for the pad
+constexpr std::size_t kSizeMax = std::size_t{1} << 56;          // the size word keeps 8 bits: the pad, the form
 
 #define VAM_SECURE_INLINE inline __attribute__((always_inline))
+
+// The size word, before it is mixed with the key: the size asked from bit
+// kSizeShift, the form the object was made by from bit kFormShift (two bits:
+// kFormMalloc, kFormNew, kFormNewArray; instrument.hpp), log2 of the pad
+// (5..30) below it.
+constexpr unsigned kFormShift = 5;
+constexpr unsigned kSizeShift = 8;
+VAM_SECURE_INLINE std::uint64_t size_word_of(std::size_t n, unsigned form, std::size_t pad) noexcept {
+  return n << kSizeShift | std::uint64_t{form} << kFormShift | static_cast<std::uint64_t>(__builtin_ctzll(pad));
+}
 
 // A waiting object: where it is, and its three words as they were at free
 // (the size word, the freed seal, the canary), compared when it leaves: no
@@ -287,12 +297,13 @@ VAM_SECURE_INLINE bool canaries_changed(const char *q, std::size_t n, std::uint6
   return !is_zero16(or16(xor16(load16(q - 32), v), or16(xor16(load16(q + n), v), xor16(load16(q + n + 16), v))));
 }
 
-// p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad, armed.
-VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n) noexcept {
+// p from vam, holding at least pad + n + kCanary bytes: the object q = p + pad,
+// armed, made by `form`.
+VAM_SECURE_INLINE void *arm(void *p, std::size_t pad, std::size_t n, unsigned form = kFormMalloc) noexcept {
   char *q = static_cast<char *>(p) + pad;
   if (__builtin_expect(g_secret == 0, 0)) make_secret();
   const std::uint64_t k = key(q);
-  const std::uint64_t size_word = (n << 6 | static_cast<std::uint64_t>(__builtin_ctzll(pad))) ^ k;
+  const std::uint64_t size_word = size_word_of(n, form, pad) ^ k;
   store_word(q - 2 * sizeof(std::uint64_t), size_word);
   store_word(q - sizeof(std::uint64_t), seal(k, size_word));
   set_canaries(q, n, canary(k));
@@ -305,6 +316,7 @@ struct Place {
   std::size_t pad;  // q - p
   std::size_t n;    // the size asked
   std::uint64_t k;  // q's key
+  unsigned form;    // what made it (kFormMalloc, kFormNew, kFormNewArray)
   bool freed;       // the front carries the freed seal
 };
 
@@ -324,8 +336,9 @@ VAM_SECURE_INLINE Place place(const void *q) noexcept {
   const std::uint64_t diff = check ^ seal(k, size_word);
   if (VAM_UNLIKELY(diff + 1 > 1)) not_an_object(q);
   const std::uint64_t word = size_word ^ k;
-  const std::size_t pad = std::size_t{1} << (word & 63);
-  return {const_cast<char *>(c) - pad, pad, word >> 6, k, diff != 0};
+  const std::size_t pad = std::size_t{1} << (word & 31);
+  return {const_cast<char *>(c) - pad, pad, word >> kSizeShift, k, static_cast<unsigned>(word >> kFormShift) & 3,
+          diff != 0};
 }
 
 // The canary after q's last byte intact, or abort.
@@ -540,7 +553,8 @@ VAM_SECURE_INLINE void release(void *q, const Place &at) noexcept {
 // vam's object of `align` (0: malloc's) holding pad + room + kCanary bytes
 // (room >= n: the headroom of a growing realloc), armed for n. Inlined into
 // allocate (room n) and realloc alone: malloc's path carries no third argument.
-VAM_SECURE_INLINE void *allocate_room(std::size_t align, std::size_t n, std::size_t room) noexcept {
+VAM_SECURE_INLINE void *allocate_room(std::size_t align, std::size_t n, std::size_t room,
+                                        unsigned form = kFormMalloc) noexcept {
   check_freed_last();
   if (n == 0 && align <= 16) {
     if (void *z = zero_object()) return z;
@@ -556,7 +570,7 @@ VAM_SECURE_INLINE void *allocate_room(std::size_t align, std::size_t n, std::siz
     errno = ENOMEM;
     return nullptr;
   }
-  return arm(p, pad, n);
+  return arm(p, pad, n, form);
 }
 void *allocate(std::size_t align, std::size_t n) noexcept { return allocate_room(align, n, n); }
 
@@ -588,6 +602,45 @@ void *aligned_or_null(std::size_t a, std::size_t n) noexcept { return allocate(a
 void free_impl(void *q) noexcept {
   if (q == nullptr || zero_sized(q)) return;
   release(q, check_live(q));
+}
+
+// operator new's and new[]'s object: its form recorded in the front, for
+// their deletes to check. Null when out of memory (override.cpp's new_slow
+// calls the new_handler and retries).
+void *new_or_null(std::size_t n, std::size_t align, unsigned form) noexcept {
+  return allocate_room(align, n, n, form);
+}
+
+// A delete of `form` (kFormNew: operator delete; kFormNewArray: delete[]) of
+// an object made by the other new aborts: the mismatch runs the wrong
+// destructors, or none, over the object. An object of the malloc family is
+// let through (glibc takes it as any other), as free takes operator new's.
+[[noreturn, gnu::cold, gnu::noinline]] void wrong_delete(const void *q, unsigned form) noexcept {
+  corruption(form == kFormNewArray ? "operator delete[] of an object made by operator new (not new[])"
+                                   : "operator delete of an object made by operator new[] (not new)",
+             q);
+}
+VAM_SECURE_INLINE void check_form(const void *q, const Place &at, unsigned form) noexcept {
+  if (VAM_UNLIKELY(at.form != form && at.form != kFormMalloc)) wrong_delete(q, form);
+}
+
+void delete_impl(void *q, unsigned form) noexcept {
+  if (q == nullptr || zero_sized(q)) return;
+  const Place at = check_live(q);
+  check_form(q, at, form);
+  release(q, at);
+}
+
+void delete_sized_impl(void *q, std::size_t size, unsigned form) noexcept {
+  if (q == nullptr) return;
+  if (zero_sized(q)) {
+    if (size != 0) corruption("sized free or delete with another size than the object's", q);
+    return;
+  }
+  const Place at = check_live(q);
+  if (at.n != size) corruption("sized free or delete with another size than the object's", q);
+  check_form(q, at, form);
+  release(q, at);
 }
 
 void free_sized_impl(void *q, std::size_t size) noexcept {
@@ -726,7 +779,7 @@ VAM_SECURE_INLINE bool live_front_at(const char *at) noexcept {
   const std::uint64_t k = key(c);
   const std::uint64_t size_word = load_word(c - 2 * sizeof(std::uint64_t));
   if (load_word(c - sizeof(std::uint64_t)) == seal(k, size_word)) {  // a live object starts at c
-    if (n > (size_word ^ k) >> 6) corruption("memcpy past the end of the object (overflow)", c);
+    if (n > (size_word ^ k) >> kSizeShift) corruption("memcpy past the end of the object (overflow)", c);
     return;
   }
   // An object starting within kReach bytes after d (16-byte aligned) whose front the copy reaches.
