@@ -611,6 +611,8 @@ void *new_or_null(std::size_t n, std::size_t align, unsigned form) noexcept {
   return allocate_room(align, n, n, form);
 }
 
+namespace {
+
 // A delete of `form` (kFormNew: operator delete; kFormNewArray: delete[]) of
 // an object made by the other new aborts: the mismatch runs the wrong
 // destructors, or none, over the object. An object of the malloc family is
@@ -620,9 +622,25 @@ void *new_or_null(std::size_t n, std::size_t align, unsigned form) noexcept {
                                    : "operator delete of an object made by operator new[] (not new)",
              q);
 }
+// form kFormMalloc (free, free_sized) takes an object of any form.
 VAM_SECURE_INLINE void check_form(const void *q, const Place &at, unsigned form) noexcept {
-  if (VAM_UNLIKELY(at.form != form && at.form != kFormMalloc)) wrong_delete(q, form);
+  if (VAM_UNLIKELY(at.form != form && at.form != kFormMalloc && form != kFormMalloc)) wrong_delete(q, form);
 }
+
+// A release of `size` bytes (a sized delete, free_sized) by `form`.
+VAM_SECURE_INLINE void release_sized(void *q, std::size_t size, unsigned form) noexcept {
+  if (q == nullptr) return;
+  if (zero_sized(q)) {
+    if (size != 0) corruption("sized free or delete with another size than the object's", q);
+    return;
+  }
+  const Place at = check_live(q);
+  if (at.n != size) corruption("sized free or delete with another size than the object's", q);
+  check_form(q, at, form);
+  release(q, at);
+}
+
+}  // namespace
 
 void delete_impl(void *q, unsigned form) noexcept {
   if (q == nullptr || zero_sized(q)) return;
@@ -631,28 +649,9 @@ void delete_impl(void *q, unsigned form) noexcept {
   release(q, at);
 }
 
-void delete_sized_impl(void *q, std::size_t size, unsigned form) noexcept {
-  if (q == nullptr) return;
-  if (zero_sized(q)) {
-    if (size != 0) corruption("sized free or delete with another size than the object's", q);
-    return;
-  }
-  const Place at = check_live(q);
-  if (at.n != size) corruption("sized free or delete with another size than the object's", q);
-  check_form(q, at, form);
-  release(q, at);
-}
+void delete_sized_impl(void *q, std::size_t size, unsigned form) noexcept { release_sized(q, size, form); }
 
-void free_sized_impl(void *q, std::size_t size) noexcept {
-  if (q == nullptr) return;
-  if (zero_sized(q)) {
-    if (size != 0) corruption("sized free or delete with another size than the object's", q);
-    return;
-  }
-  const Place at = check_live(q);
-  if (at.n != size) corruption("sized free or delete with another size than the object's", q);
-  release(q, at);
-}
+void free_sized_impl(void *q, std::size_t size) noexcept { release_sized(q, size, kFormMalloc); }
 
 void *calloc_impl(std::size_t n, std::size_t size) noexcept {
   std::size_t bytes;

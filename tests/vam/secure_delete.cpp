@@ -6,9 +6,9 @@
 //     mismatch (each in a child process);
 //   * each new released by its own delete, and an object of malloc released
 //     by either delete or of either new by free, must not abort.
-// The operators are called through volatile pointers: a new and delete the
-// compiler can see together may be dropped, as the public misuse suite's
-// size-mismatch program is.
+// Each object's address passes through an empty asm statement the compiler
+// cannot see into: a new and a delete it sees together may be dropped, as
+// the public misuse suite's size-mismatch program is.
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,26 +18,6 @@
 #include "secure_preloaded.h"
 
 namespace {
-
-using New = void *(*)(std::size_t);
-using NewAligned = void *(*)(std::size_t, std::align_val_t);
-using Delete = void (*)(void *) noexcept;
-using DeleteSized = void (*)(void *, std::size_t) noexcept;
-using DeleteAligned = void (*)(void *, std::align_val_t) noexcept;
-using DeleteSizedAligned = void (*)(void *, std::size_t, std::align_val_t) noexcept;
-
-New volatile new_one = &::operator new;
-New volatile new_array = &::operator new[];
-NewAligned volatile new_one_aligned = &::operator new;
-NewAligned volatile new_array_aligned = &::operator new[];
-Delete volatile delete_one = &::operator delete;
-Delete volatile delete_array = &::operator delete[];
-DeleteSized volatile delete_one_sized = &::operator delete;
-DeleteSized volatile delete_array_sized = &::operator delete[];
-DeleteAligned volatile delete_one_aligned = &::operator delete;
-DeleteAligned volatile delete_array_aligned = &::operator delete[];
-DeleteSizedAligned volatile delete_one_sized_aligned = &::operator delete;
-DeleteSizedAligned volatile delete_array_sized_aligned = &::operator delete[];
 
 constexpr std::align_val_t kAlign{64};
 
@@ -52,27 +32,33 @@ struct Cell {
   Released released;
 };
 
+// p, as the compiler must take it: possibly anything.
+void *opaque(void *p) {
+  asm volatile("" : "+r"(p) : : "memory");
+  return p;
+}
+
 void *make(const Cell &c) {
   switch (c.made) {
-    case kByNew: return new_one(c.n);
-    case kByNewArray: return new_array(c.n);
-    case kByNewAligned: return new_one_aligned(c.n, kAlign);
-    case kByNewArrayAligned: return new_array_aligned(c.n, kAlign);
-    case kByMalloc: return malloc(c.n);
+    case kByNew: return opaque(::operator new(c.n));
+    case kByNewArray: return opaque(::operator new[](c.n));
+    case kByNewAligned: return opaque(::operator new(c.n, kAlign));
+    case kByNewArrayAligned: return opaque(::operator new[](c.n, kAlign));
+    case kByMalloc: return opaque(malloc(c.n));
   }
   return nullptr;
 }
 
 void release(const Cell &c, void *p) {
   switch (c.released) {
-    case kDelete: delete_one(p); break;
-    case kDeleteArray: delete_array(p); break;
-    case kDeleteSized: delete_one_sized(p, c.n); break;
-    case kDeleteArraySized: delete_array_sized(p, c.n); break;
-    case kDeleteAligned: delete_one_aligned(p, kAlign); break;
-    case kDeleteArrayAligned: delete_array_aligned(p, kAlign); break;
-    case kDeleteSizedAligned: delete_one_sized_aligned(p, c.n, kAlign); break;
-    case kDeleteArraySizedAligned: delete_array_sized_aligned(p, c.n, kAlign); break;
+    case kDelete: ::operator delete(p); break;
+    case kDeleteArray: ::operator delete[](p); break;
+    case kDeleteSized: ::operator delete(p, c.n); break;
+    case kDeleteArraySized: ::operator delete[](p, c.n); break;
+    case kDeleteAligned: ::operator delete(p, kAlign); break;
+    case kDeleteArrayAligned: ::operator delete[](p, kAlign); break;
+    case kDeleteSizedAligned: ::operator delete(p, c.n, kAlign); break;
+    case kDeleteArraySizedAligned: ::operator delete[](p, c.n, kAlign); break;
     case kFree: free(p); break;
   }
 }
