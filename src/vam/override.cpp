@@ -60,7 +60,7 @@ VAM_EXPORT void free_aligned_sized(void *p, size_t, size_t n) noexcept { VAM_UNC
 VAM_EXPORT void cfree(void *p) noexcept { VAM_UNCOUNT(free, p); v::free_impl(p); }
 
 #if defined(VAM_SECURE)
-// The guarded copy (secure.cpp, check_copy); the copy itself is libc's memmove.
+// The guarded copy (secure_copy.cpp, check_copy); the copy itself is libc's memmove.
 VAM_EXPORT void *memcpy(void *d, const void *s, size_t n) noexcept {
   v::check_copy(d, n);
   return memmove(d, s, n);

@@ -4,19 +4,17 @@
 // calls these instead of vam's own when built with VAM_SECURE; libvam.so has
 // none of them (instrument.hpp).
 //
-// Every object is asked of vam 64 bytes larger: the program's object q starts
-// `pad` bytes into vam's object p (32, or the alignment asked when larger).
-// The 32 bytes before q hold two canary words, then the size asked and the
-// pad (mixed with a per-process secret and q's address), then a seal of that
-// word; the 32 bytes after q's last byte hold four canary words, derived from
-// the same secret and q. No lookup in vam's tables is made: the front says
-// where p is and how large q is. So:
+// Every object is asked of vam 64 bytes larger, for the words around it
+// (secure_front.hpp): before q, two canary words, the size word (the size
+// asked, the pad, the form, mixed with a per-process secret and q's address)
+// and its seal; after q's last byte, four canary words. No lookup in vam's
+// tables is made: the front says where vam's object is and how large q is. So:
 //   * free, realloc and malloc_usable_size know the exact size, and an
 //     overflow or underflow of 1 to 32 bytes (any byte of them changed), or a
 //     write into a malloc(0), is found at free;
 //   * a sized delete (operator delete(p, n), free_sized) of another size aborts;
-//   * memcpy (exported here) aborts on a copy past an object's end or into its
-//     front (check_copy).
+//   * memcpy (override.cpp) aborts on a copy past an object's end or into its
+//     front (secure_copy.cpp).
 // A freed object is not given back at once: its seal is turned into the freed
 // seal, its bytes become zeroes, and it takes a random place in the freeing
 // thread's quarantine, a ring of kRing places holding kQuarantineBytes at
@@ -53,35 +51,22 @@
 #include "vam/api.hpp"
 #include "vam/check.hpp"
 #include "vam/instrument.hpp"
-#include "vam/segment_map.hpp"
+#include "vam/secure_front.hpp"
 
 #if defined(VAM_SECURE)
 
 namespace alloclab::vam::secure {
 
+std::uint64_t g_secret;
+
 namespace {
 
-constexpr std::size_t kFront = 32;   // two canary words, the size word and the seal
-constexpr std::size_t kCanary = 32;  // four canary words after the object
-constexpr std::size_t kReach = 32;   // how far before an object check_copy looks for a copy into its front
 constexpr std::size_t kPageBytes = 4096;
 constexpr std::size_t kEdge = 64;                // bytes checked at each end of an object leaving the quarantine
 constexpr std::size_t kRing = 64;
 constexpr std::size_t kQuarantineMax = std::size_t{1} << 20;    // bytes of one object
 constexpr std::size_t kQuarantineBytes = std::size_t{16} << 10;  // of all waiting objects but the newest
 constexpr std::size_t kSizeMax = std::size_t{1} << 56;          // the size word keeps 8 bits: the pad, the form
-
-#define VAM_SECURE_INLINE inline __attribute__((always_inline))
-
-// The size word, before it is mixed with the key: the size asked from bit
-// kSizeShift, the form the object was made by from bit kFormShift (two bits:
-// kFormMalloc, kFormNew, kFormNewArray; instrument.hpp), log2 of the pad
-// (5..30) below it.
-constexpr unsigned kFormShift = 5;
-constexpr unsigned kSizeShift = 8;
-VAM_SECURE_INLINE std::uint64_t size_word_of(std::size_t n, unsigned form, std::size_t pad) noexcept {
-  return n << kSizeShift | std::uint64_t{form} << kFormShift | static_cast<std::uint64_t>(__builtin_ctzll(pad));
-}
 
 // A waiting object: where it is, and its three words as they were at free
 // (the size word, the freed seal, the canary), compared when it leaves: no
@@ -111,7 +96,6 @@ struct Quarantine {
   std::uint64_t rng;
 };
 
-std::uint64_t g_secret;
 std::uint64_t g_rng_seed;  // each thread's ring draws from it mixed with the ring's address
 // No quarantine yet (every thread's at its start), or none to be had: its
 // thread's exit has emptied it, or vam had no memory for it. Never written:
@@ -136,9 +120,7 @@ constexpr std::uintptr_t kNoZeroRegion = ~std::uintptr_t{0} - (kZeroBytes - 1);
 std::atomic<std::uintptr_t> g_zero{kNoZeroRegion};
 std::atomic<std::size_t> g_zero_next{0};
 
-// The per-process secret, set at the first allocation (arm): a front or a
-// copy looked at before it cannot be an object's, and reads the secret as
-// zero, so only allocate pays for the test.
+// The secret and the rings' seed, at the first allocation (arm).
 [[gnu::cold, gnu::noinline]] void make_secret() noexcept {
   // The kernel's 16 random bytes for this process (no system call, no allocation).
   std::uint64_t s[2] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull};
@@ -146,45 +128,6 @@ std::atomic<std::size_t> g_zero_next{0};
   g_rng_seed = s[1];
   g_secret = s[0] | 1;
 }
-
-// q's key: the secret mixed with q's address, so that no two objects' fronts
-// and canaries are alike.
-VAM_SECURE_INLINE std::uint64_t key(const void *p) noexcept {
-  return g_secret ^ (reinterpret_cast<std::uintptr_t>(p) * 0x9e3779b97f4a7c15ull);
-}
-
-VAM_SECURE_INLINE std::uint64_t rotate(std::uint64_t x, unsigned r) noexcept { return x << r | x >> (64 - r); }
-
-// What a live object's second front word holds beside the size word (a freed
-// one's holds its complement): the size word mixed with q's key k. Rewriting
-// the size word, or writing both words with anything but arm's, breaks it
-// (but once in 2^56). One multiply of the size word is all the mixing it
-// needs: a change to both words by the same xor or the same increment then
-// breaks it too. More would hide nothing: the size word is the size asked
-// xor k, so whoever can read a front and knows the size has k already. Its last
-// byte, the one next to the object, is fixed (kEdgeByte, or its complement
-// when freed), as is the canary's first: a one-byte underflow or overflow is
-// then found whatever the byte written, but for that one value, rather than
-// missed once in 256 runs when it happens to equal a random byte.
-constexpr std::uint64_t kEdgeByte = 0xa5;
-// The seal's top byte is the one next to the object only in little-endian
-// order; check_copy's one-byte test reads it there.
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the seal's fixed byte must lie next to the object");
-VAM_SECURE_INLINE std::uint64_t seal(std::uint64_t k, std::uint64_t size_word) noexcept {
-  return (((size_word * 0xbf58476d1ce4e5b9ull) ^ rotate(k, 29)) & (~std::uint64_t{0} >> 8)) | kEdgeByte << 56;
-}
-// The word after the object's last byte, and the two before its size word.
-VAM_SECURE_INLINE std::uint64_t canary(std::uint64_t k) noexcept {
-  return ((rotate(k, 41) ^ 0x5a5a5a5a5a5a5a5aull) & ~std::uint64_t{0xff}) | kEdgeByte;
-}
-
-// Word access at any alignment, inlined: never through the exported memcpy below.
-VAM_SECURE_INLINE std::uint64_t load_word(const void *at) noexcept {
-  std::uint64_t w;
-  __builtin_memcpy(&w, at, sizeof w);
-  return w;
-}
-VAM_SECURE_INLINE void store_word(void *at, std::uint64_t w) noexcept { __builtin_memcpy(at, &w, sizeof w); }
 
 // Sixteen bytes at a time where the target has SSE2 (every x86-64): a
 // canary check is three loads and one test, not six of each, and an object
@@ -749,71 +692,6 @@ std::size_t usable_size_impl(const void *q) noexcept {
   const Place at = place(q);
   if (VAM_UNLIKELY(at.freed)) corruption("malloc_usable_size(): the object was already freed", q);
   return at.n;
-}
-
-// memcpy into the heap (the guarded copy): a copy that starts at an object
-// and runs past its end, or starts up to kReach bytes before an object and
-// runs into its front, aborts before a byte is copied. Other copies are not
-// looked at (their start may be inside an object, which would take a search).
-//
-// Most copies start inside an object, or at no object at all, and each costs
-// the program a call: check_copy clears them without a stack frame or a
-// multiply. It tests each place that could start an object by the one byte
-// before it, which a live front always holds as kEdgeByte (seal); a copy it
-// cannot clear so goes to copy_checked, which computes the seals (a byte
-// equal to kEdgeByte by chance costs that, nothing more).
-namespace {
-
-// Does a live object's front (its seal) end at `at`?
-VAM_SECURE_INLINE bool live_front_at(const char *at) noexcept {
-  return load_word(at - sizeof(std::uint64_t)) == seal(key(at), load_word(at - 2 * sizeof(std::uint64_t)));
-}
-
-// The whole check, for a copy of n > 0 bytes to d, in a segment of vam's.
-[[gnu::noinline]] void copy_checked(const char *c, std::size_t n) noexcept {
-  const alloclab::vam::Segment *seg = alloclab::vam::object_segment(c);
-  const char *base = reinterpret_cast<const char *>(seg);
-  // A huge object's mapping may end before its segment's 4 MiB do: d must be in it.
-  if (c - base >= static_cast<std::ptrdiff_t>(seg->map_bytes)) return;
-  const std::uint64_t k = key(c);
-  const std::uint64_t size_word = load_word(c - 2 * sizeof(std::uint64_t));
-  if (load_word(c - sizeof(std::uint64_t)) == seal(k, size_word)) {  // a live object starts at c
-    if (n > (size_word ^ k) >> kSizeShift) corruption("memcpy past the end of the object (overflow)", c);
-    return;
-  }
-  // An object starting within kReach bytes after d (16-byte aligned) whose front the copy reaches.
-  const auto from = reinterpret_cast<std::uintptr_t>(c);
-  for (std::uintptr_t q = (from + 16) & ~std::uintptr_t{15}; q <= from + kReach && q - kFront < from + n; q += 16) {
-    const auto *at = reinterpret_cast<const char *>(q);
-    if (alloclab::vam::object_segment(at) == seg && at - base < static_cast<std::ptrdiff_t>(seg->map_bytes) &&
-        live_front_at(at))
-      corruption("memcpy into the bytes before an object (underflow)", at);
-  }
-}
-
-}  // namespace
-
-void check_copy(const void *d, std::size_t n) noexcept {
-  const char *c = static_cast<const char *>(d);
-  const alloclab::vam::Segment *seg = alloclab::vam::object_segment(d);
-  if (n == 0) return;
-  if (!alloclab::vam::segment_known(seg)) return;  // the stack, static data, another mapping
-  const char *base = reinterpret_cast<const char *>(seg);
-  // The places read lie in d's segment and, for a huge object whose mapping
-  // ends before the segment's 4 MiB do, in the mapping: else the whole check.
-  const std::size_t room =
-      seg->map_bytes < alloclab::vam::kSegmentBytes ? seg->map_bytes : alloclab::vam::kSegmentBytes;
-  // The places after d where an object may start within kReach bytes
-  // (16-byte aligned): first in (d, d + 16], second in (d + 16, d + 32].
-  static_assert(kReach == 32 && kFront == 32);
-  const char *first = reinterpret_cast<const char *>((reinterpret_cast<std::uintptr_t>(c) + 16) & ~std::uintptr_t{15});
-  const char *second = first + 16;
-  if (VAM_UNLIKELY(static_cast<std::size_t>(second - base) >= room)) return copy_checked(c, n);
-  const char *end = c + n;
-  const bool edge = static_cast<unsigned char>(c[-1]) == kEdgeByte ||
-                    (first - kFront < end && static_cast<unsigned char>(first[-1]) == kEdgeByte) ||
-                    (second - kFront < end && static_cast<unsigned char>(second[-1]) == kEdgeByte);
-  if (VAM_UNLIKELY(edge)) return copy_checked(c, n);
 }
 
 }  // namespace alloclab::vam::secure
