@@ -155,5 +155,13 @@ inline bool block_holds(const Block *b, const void *q) noexcept {
   return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
          static_cast<std::uintptr_t>(b->end - b->start);
 }
+// Is q within the objects b has handed out since it joined its class (from
+// its first to the bump)? A slot at or past the bump never left the block:
+// a free of it would put on the list a slot the bump hands out again, one
+// address for two objects. (An empty block keeps the bump of its last use.)
+inline bool block_handed_out(const Block *b, const void *q) noexcept {
+  return static_cast<std::uintptr_t>(static_cast<const char *>(q) - b->start) <
+         static_cast<std::uintptr_t>(b->bump - b->start);
+}
 
 }  // namespace alloclab::vam

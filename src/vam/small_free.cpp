@@ -36,7 +36,7 @@ namespace {
   const std::uint16_t live = b->used;
   FreeObj *head = b->free;
   if (VAM_UNLIKELY(static_cast<unsigned>(state) - 1u > 2u || live == 0 || i * b->size != off ||
-                   !block_holds(b, p)))
+                   !block_handed_out(b, p)))
     return small_free_invalid(b, p);
   if (VAM_UNLIKELY(state != BlockState::waiting && looks_freed(p))) return small_free_suspect(s, b, p, i);
   small_free_push(s, b, p, i, state, live, head);
@@ -52,7 +52,7 @@ void small_free_other(Segment *s, Block *b, void *p, std::uint64_t prod) noexcep
   const BlockState state = b->state;
   const std::uint16_t live = b->used;
   const bool slot_start = static_cast<std::uint32_t>(prod) < b->recip &&
-                          static_cast<char *>(p) >= b->start && static_cast<char *>(p) < b->end;
+                          static_cast<char *>(p) >= b->start && static_cast<char *>(p) < b->bump;
   const auto i = static_cast<std::uint32_t>(prod >> 32);
   if (VAM_LIKELY(state == BlockState::waiting && live > 1 && slot_start)) {
     if (VAM_UNLIKELY(free_list_has(b->free))) small_free_pend_list(b);
@@ -112,15 +112,15 @@ void hot_push(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noex
 // A waiting block's list becomes pending slots: they come back in address
 // order with the rest when the block is next the front (take_pending), and
 // a second free of one of them meets its bit. The objects' links are read
-// once here, as the pops would have read them; each must be one of b's
-// slots, and the walk is bounded by the block's slots.
+// once here, as the pops would have read them; each must be a slot b has
+// handed out, and the walk is bounded by the block's slots.
 void small_free_pend_list(Block *b) noexcept {
   FreeObj *const end = free_list_end(b);
   std::size_t steps = static_cast<std::size_t>(b->end - b->start) / b->size;
   const FreeObj *from = nullptr;  // the object whose link led here
   for (FreeObj *f = b->free; f != end; from = f, f = free_link_decode(f)) {
     const auto off = static_cast<std::size_t>(reinterpret_cast<char *>(f) - b->start);
-    if (VAM_UNLIKELY(!block_holds(b, f) || off % b->size != 0 || steps-- == 0))
+    if (VAM_UNLIKELY(!block_handed_out(b, f) || off % b->size != 0 || steps-- == 0))
       corruption_near("free()", from ? static_cast<const void *>(from) : static_cast<const void *>(b->start));
     const std::size_t i = off / b->size;
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
@@ -144,6 +144,7 @@ void small_check_live(Heap *h, Segment *s, void *p) noexcept {
   if (VAM_UNLIKELY(state == BlockState::fresh || (state != BlockState::empty && i * b->size != off) ||
                    !block_holds(b, p)))
     corruption("realloc(): invalid pointer (not the start of an object)", p);
+  if (VAM_UNLIKELY(!block_handed_out(b, p))) corruption("realloc(): invalid pointer (an object never handed out)", p);
   if (VAM_UNLIKELY(state == BlockState::empty || b->used == 0)) realloc_freed(p);
   if (state == BlockState::waiting && (b->pending[i / 64] >> (i % 64) & 1)) realloc_freed(p);
   if (state == BlockState::full && hot_holds(class_hot_list(h, b->cls), p)) realloc_freed(p);
@@ -160,6 +161,7 @@ void small_free_invalid(Block *b, void *p) noexcept {  // aborts (small_free.hpp
   const BlockState st = b->state;
   if (st == BlockState::fresh || !block_holds(b, p) || (st != BlockState::empty && off % b->size != 0))
     corruption("free(): invalid pointer (not the start of an object)", p);
+  if (!block_handed_out(b, p)) corruption("free(): invalid pointer (an object never handed out)", p);
   corruption("free(): double free detected", p);
 }
 

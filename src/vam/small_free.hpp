@@ -17,7 +17,8 @@
 //
 // Checks, in every build, from the block record the free reads anyway: the
 // block holds live objects (not a double free of its last object, nor a
-// pointer into the segment header), p starts a slot, a waiting block's
+// pointer into the segment header), p starts a slot the block has handed
+// out (below its bump: block_handed_out), a waiting block's
 // pending bit is clear, and p's first word does not decode as a free-list
 // link (free_list.hpp; if it does, the list is walked to confirm). A
 // waiting block keeps its free slots in one place: the first free into it
@@ -67,7 +68,7 @@ inline bool small_live_front(Segment *s, void *p, std::size_t shift) noexcept {
   const std::uint32_t recip = b->recip;
   const std::uint32_t live_front = use_state(b) - ((static_cast<std::uint32_t>(BlockState::front) << 16) + 1);
   return static_cast<std::uint32_t>(std::uint64_t{off} * recip) < recip && live_front < 0xffff &&
-         off < static_cast<std::uint32_t>(b->end - b->start) && !looks_freed(p);
+         off < static_cast<std::uint32_t>(b->bump - b->start) && !looks_freed(p);
 }
 
 // The second half of a free, the checks passed: `state`, `live` and `head`
@@ -134,17 +135,20 @@ inline void small_free_local(Segment *s, void *p, std::size_t shift, Owner owner
   const std::uint64_t prod = std::uint64_t{off} * recip;
   const std::uint32_t word = use_state(b);
   FreeObj *head = b->free;
-  // Below `end`: a pointer at or past it (in the room a block's last slot
-  // leaves) passes the product test, and once on the list it would be
-  // handed out over the block's end. One before `start` (a page class's
-  // colour gap, less than one object: static_assert colours_fit) wraps off
-  // to 2^32 - d, d < size, which the product test rejects.
-  const bool below_end = static_cast<char *>(p) < b->end;
+  // Below the bump (block_handed_out), no dearer than a compare with the
+  // block's end (the next word of the record): a slot at or past it was
+  // never handed out, and once on the list the bump would hand it out a
+  // second time; one past the end (in the room a block's last slot leaves)
+  // passes the product test, and would be handed out over the block's end.
+  // One before `start` (a page class's colour gap, less than one object:
+  // static_assert colours_fit) wraps off to 2^32 - d, d < size, which the
+  // product test rejects. A full block's bump is its end.
+  const bool below_bump = static_cast<char *>(p) < b->bump;
   // Two copies of the push, one per state, rather than one push and a test
   // of the state after it, so that the common free, into the front, tests
   // nothing after the push. Each state's test is one compare of the block's
   // use_state word (keeps_live).
-  if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip && below_end)) {
+  if (VAM_LIKELY(static_cast<std::uint32_t>(prod) < recip && below_bump)) {
     if (VAM_LIKELY(keeps_live(word, BlockState::front))) {
       if (VAM_UNLIKELY(looks_freed(p))) return small_free_suspect(s, b, p, static_cast<std::uint32_t>(prod >> 32));
       used_dec(b, word);

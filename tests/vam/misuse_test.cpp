@@ -367,6 +367,69 @@ TEST(VamMisuse, FreeOfAnAddressInABlockBeforeOrPastItsObjectsAbortsForEveryClass
   EXPECT_GE(tested[1], 1);
 }
 
+// ---- 1f. A free of a slot its block has not handed out yet -----------------
+
+enum class NotHandedOut { free_front, free_waiting, realloc_front };
+
+// The slot at the bump of a block with live objects and room left, freed
+// (or reallocated) while the block is the front, or once it waits. It
+// starts a slot below the block's end, so every other check passes; taken,
+// it goes onto the list (or the pending bits), and the bump hands it out a
+// second time.
+int free_not_handed_out(unsigned cls, NotHandedOut how) {
+  const std::size_t size = layout_usable(cls);
+  Block *f = nullptr;
+  std::size_t slots = 0;
+  if (how == NotHandedOut::free_waiting) {
+    ClassBlocks t(cls);
+    if (t.n < 2) return kSetUpFailed;
+    slots = t.slots;
+    f = class_front(t_heap, cls);
+    if (f == nullptr || f->bump >= f->end || f->used == 0) return kNothingToFree;
+    free_to_block(t.full[0][0]);  // the front is second, still in state front
+    free_to_block(t.full[1][0]);  // and now waits
+    if (f->state != BlockState::waiting) return kSetUpFailed;
+  } else {
+    // Past whatever the class's hot list and its front's list hold (the
+    // tests before this one leave them as they are), to a front with room.
+    for (std::size_t i = 0; i < 8 * ClassBlocks::kMaxSlots && f == nullptr; ++i) {
+      Block *b = ClassBlocks::block(vam_malloc(size));
+      if (b == class_front(t_heap, cls) && b->bump < b->end) f = b;
+    }
+    if (f == nullptr) return kSetUpFailed;
+    slots = static_cast<std::size_t>(f->end - f->start) / f->size;
+  }
+  char *x = f->bump;
+  if (how == NotHandedOut::realloc_front) {
+    if (vam_realloc(x, size / 2 + 1) == nullptr) return kSetUpFailed;
+  } else {
+    vam_free(x);
+  }
+  static void *got[4 * ClassBlocks::kMaxSlots];
+  const std::size_t count = 3 * slots;
+  for (std::size_t i = 0; i < count; ++i) got[i] = vam_malloc(size);
+  std::sort(got, got + count);
+  return std::adjacent_find(got, got + count) != got + count ? kHandedOutTwice : 0;
+}
+
+TEST(VamMisuse, FreeOfASlotNotHandedOutYetAbortsForEveryClassAndState) {
+  int tested = 0;
+  for (NotHandedOut how : {NotHandedOut::free_front, NotHandedOut::free_waiting, NotHandedOut::realloc_front}) {
+    if (how == NotHandedOut::free_waiting && !order_recent()) continue;  // a regained block may join the back
+    const char *want = how == NotHandedOut::realloc_front ? "vam: realloc(): invalid pointer (an object never handed out)"
+                                                          : "vam: free(): invalid pointer (an object never handed out)";
+    for (unsigned c = 0; c < g_layout.classes; ++c) {
+      const Outcome o = in_child([c, how] { return free_not_handed_out(c, how); });
+      if (o.code() == kNothingToFree) continue;
+      ++tested;
+      ASSERT_TRUE(o.aborted() && o.err.find(want) != std::string::npos)
+          << "class " << c << " size " << layout_usable(c) << " case " << static_cast<int>(how) << ": "
+          << describe(o);
+    }
+  }
+  EXPECT_GE(tested, static_cast<int>(2 * g_layout.classes));
+}
+
 // ---- 2. Messages that name the cause ---------------------------------------
 
 // A large double free after a backward merge only: the chunk's stale tags
