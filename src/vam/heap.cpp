@@ -25,6 +25,8 @@ Heap *heap_create() noexcept {
 
 // The pages the free makes dirty count towards the heap's discard budget.
 void large_free_local(Heap *h, void *p) noexcept {
+  if (VAM_UNLIKELY(large_freed_remotely(p)))
+    corruption("free(): double free detected (large object, freed by another thread already)", p);
   const int policy = static_cast<int>(g_layout.discard);
   const std::int64_t before = dirty_total(h);
   {

@@ -475,6 +475,8 @@ void LargeHeap::sweep(bool aging) noexcept {
   if (!aging) dirty_.v.store(0, std::memory_order_relaxed);  // no free chunk is marked dirty any more
 }
 
+void LargeHeap::free_misuse(const void *p) noexcept { large_misuse(p, false); }
+
 void LargeHeap::check_in_use(const void *p) noexcept {
   const Chunk *c = chunk_of_payload(p);
   if (VAM_UNLIKELY(!tags_fit(c))) large_misuse(p, false);

@@ -25,6 +25,7 @@
 #include "layers/fit_bins.hpp"
 #include "layers/owner_lock.hpp"
 #include "vam/check.hpp"
+#include "vam/free_list.hpp"
 #include "vam/heap_segments.hpp"
 #include "vam/segment.hpp"
 
@@ -53,6 +54,27 @@ inline constexpr int kLargeBins = kExactLargeBins + 8 * 8;  // 8 per power of tw
 inline std::size_t chunk_size(const Chunk *c) noexcept { return c->head & ~kChunkFlags; }
 inline Chunk *chunk_of_payload(const void *p) noexcept {
   return reinterpret_cast<Chunk *>(reinterpret_cast<std::uintptr_t>(p) - kChunkHeader);
+}
+
+// A large object another thread has freed, from that free until its owner
+// applies it (drain_remote) or a reclaim frees it (remote_reclaim.cpp): its
+// second word holds a mark keyed by its address, the one remote_free_large
+// writes, or, once a reclaim has given back the pages inside it, that
+// reclaim's (give_back_inside). Nothing else of the heap reads or writes a
+// live object's second word, and program data equals a mark once in 2^64
+// (g_free_key is secret), so a marked object is a freed one: the owner's
+// free or realloc of it, or a second remote free, is a double free, caught
+// before the object can be handed out again. Both drains clear the mark
+// before the free they apply, so that no mark outlives its object.
+inline std::uintptr_t remote_mark_base(const void *p) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix;
+}
+inline constexpr std::uintptr_t kRemotePendingMark = 5;  // remote_free_large's
+inline constexpr std::uintptr_t kRemoteInnerMark = 3;    // a reclaim's: its inside given back
+inline std::uintptr_t *remote_mark_word(void *p) noexcept { return static_cast<std::uintptr_t *>(p) + 1; }
+inline bool large_freed_remotely(const void *p) noexcept {
+  const std::uintptr_t d = static_cast<const std::uintptr_t *>(p)[1] - remote_mark_base(p);
+  return d == kRemotePendingMark || d == kRemoteInnerMark;
 }
 inline void *chunk_payload(Chunk *c) noexcept { return reinterpret_cast<char *>(c) + kChunkHeader; }
 
@@ -180,6 +202,10 @@ class LargeHeap {
   // Aborts, as free would, unless p is a large object in use whose tags
   // fit: what a reclaim checks before it reads p's link.
   static void check_in_use(const void *p) noexcept;
+  // Aborts, naming the cause as free's failed check does (a walk of p's
+  // region), for a p whose own tag says it is no object in use: what another
+  // thread's free calls (remote_free_large) before it writes into p.
+  [[noreturn]] static void free_misuse(const void *p) noexcept;
   const ReclaimCounts &reclaimed() const noexcept { return reclaimed_; }
   // Largest request a region can take.
   static constexpr std::size_t region_capacity() noexcept {
@@ -201,7 +227,8 @@ class LargeHeap {
   static std::size_t check_live(const void *p, bool own) noexcept {
     const Chunk *c = chunk_of_payload(p);
     const std::size_t head = c->head;
-    if (VAM_LIKELY((head & (kChunkInUse | kChunkQuick)) == kChunkInUse && (!own || size_tags_fit(c))))
+    if (VAM_LIKELY((head & (kChunkInUse | kChunkQuick)) == kChunkInUse && (!own || size_tags_fit(c)) &&
+                   !large_freed_remotely(p)))
       return (head & ~kChunkFlags) - kChunkHeader;
     check_live_failed(p, own);
   }

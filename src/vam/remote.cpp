@@ -43,8 +43,21 @@ void remote_flush(RemoteBatch &b) noexcept {
 // Its size read from its tag, which the owner does not write while the
 // object lives (LargeHeap::check_live): before the push, after which the
 // owner may free it.
+//
+// Before it is pushed, p must be a large object in use that no other free
+// has marked (large_freed_remotely): a free chunk or one on a quick list
+// holds its list's links where the push would write, and a marked one waits
+// on a remote stack already. Only p's own tag and second word are read, which
+// the owner writes only when it frees or reallocates p itself. Then p is
+// marked, so that the owner's own free of it, or another thread's, aborts
+// too until the owner applies this one.
 void remote_free_large(Heap *owner, void *p) noexcept {
-  const auto units = static_cast<std::int64_t>(LargeHeap::usable(p) >> kLargeUnitShift) + 1;
+  const std::size_t head = load_relaxed(chunk_of_payload(p)->head);
+  if (VAM_UNLIKELY((head & (kChunkInUse | kChunkQuick)) != kChunkInUse)) LargeHeap::free_misuse(p);
+  if (VAM_UNLIKELY(large_freed_remotely(p)))
+    corruption("free(): double free detected (large object, freed by another thread already)", p);
+  *remote_mark_word(p) = remote_mark_base(p) + kRemotePendingMark;
+  const auto units = static_cast<std::int64_t>(((head & ~kChunkFlags) - kChunkHeader) >> kLargeUnitShift) + 1;
   remote_free(owner, p);
   if (owner->orphan.load(std::memory_order_relaxed) != 0) return;
   if (VAM_UNLIKELY(owner->remote_queued.fetch_add(units, std::memory_order_relaxed) + units >= kReclaimObjects))

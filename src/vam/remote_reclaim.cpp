@@ -206,11 +206,10 @@ struct Runs {
 // system, once; what it counted in remote_queued. Its tag (before p, the
 // owner's) is only read: in use, not on a quick list, a size a region
 // holds, or p is left alone (the drain checks it). The owner never reads a
-// live large object's inside; the second word marks it as given back, so
+// live large object's inside; the second word marks it as given back
+// (kRemoteInnerMark, large_region.hpp, in place of remote_free_large's), so
 // that a later reclaim that meets it again (pushed back) skips it.
-std::uintptr_t inner_mark(const FreeObj *p) noexcept {
-  return ((reinterpret_cast<std::uintptr_t>(p) ^ g_free_key) * kLinkMix) + 3;
-}
+std::uintptr_t inner_mark(const FreeObj *p) noexcept { return remote_mark_base(p) + kRemoteInnerMark; }
 // Marked by an earlier reclaim (give_back_inside) and still on the stack:
 // its owner has not drained for a whole reclaim's worth of frees. Such an
 // object is freed into the owner's heap; one met for the first time only
@@ -399,6 +398,7 @@ void remote_reclaim(Heap *owner) noexcept {
       if (VAM_UNLIKELY(next == node)) corruption("free(): double free detected (from another thread)", node);
       if (free_now) {
         PageRange &r = sc->large[ranges];
+        *remote_mark_word(node) = 0;  // applied: no mark outlives the object (large_freed_remotely)
         owner->large.reclaim_free(node, &r.from, &r.to);
         ++large_freed;
         if (r.from < r.to && ++ranges == kLargeRanges) {

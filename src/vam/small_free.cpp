@@ -188,8 +188,12 @@ void drain_remote(Heap *h) noexcept {
     // Freed twice in a row by other threads: the second push linked it to itself.
     if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);
-    if (s->kind == SegKind::large) large_free_local(h, f);
-    else small_free_local(s, f);
+    if (s->kind == SegKind::large) {
+      *remote_mark_word(f) = 0;  // applied: no mark outlives the object (large_freed_remotely)
+      large_free_local(h, f);
+    } else {
+      small_free_local(s, f);
+    }
     f = next;
   }
   h->draining.store(0, std::memory_order_relaxed);

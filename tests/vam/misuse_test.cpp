@@ -537,6 +537,59 @@ TEST(VamMisuse, InteriorPointerOfALiveLargeObjectStillSaysInvalidPointer) {
       << describe(o);
 }
 
+// ---- 1g. A large object freed twice across threads ------------------------
+
+// p, one of several large objects of main's heap, freed by another thread
+// (which only pushes it onto main's remote stack) and by main, in either
+// order, or by two other threads, or freed by another thread and then
+// reallocated by main. Unmarked, the owner's own free put p on a quick list
+// and the next malloc took it back before the remote free was applied, which
+// then freed the new object: one address out twice. Freed locally first, the
+// remote push wrote its link over the quick list's.
+enum class Cross { remote_then_owner, owner_then_remote, remote_twice, remote_then_realloc };
+
+int cross_thread_double_free(std::size_t n, Cross how) {
+  vam_free(vam_malloc(64));
+  void *keep[8];
+  for (void *&k : keep) k = vam_malloc(n);
+  void *p = keep[3];
+  auto remote = [p] { std::thread([p] { vam_free(p); }).join(); };
+  switch (how) {
+    case Cross::remote_then_owner: remote(); vam_free(p); break;
+    case Cross::owner_then_remote: vam_free(p); remote(); break;
+    case Cross::remote_twice: remote(); remote(); break;
+    case Cross::remote_then_realloc: remote(); vam_realloc(p, n / 2); break;
+  }
+  void *got[16];
+  for (void *&g : got) g = vam_malloc(n);
+  for (void *g : got)
+    for (void *k : keep)
+      if (g == k && k != p) return kHandedOutTwice;
+  std::sort(std::begin(got), std::end(got));
+  return std::adjacent_find(std::begin(got), std::end(got)) != std::end(got) ? kHandedOutTwice : 0;
+}
+
+TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
+  const struct {
+    Cross how;
+    const char *name;
+    const char *want;
+  } cases[] = {
+      {Cross::remote_then_owner, "by another thread, then by the owner",
+       "vam: free(): double free detected (large object, freed by another thread already)"},
+      {Cross::owner_then_remote, "by the owner, then by another thread", "vam: free(): double free detected (large object)"},
+      {Cross::remote_twice, "by two other threads",
+       "vam: free(): double free detected (large object, freed by another thread already)"},
+      {Cross::remote_then_realloc, "by another thread, then reallocated by the owner",
+       "vam: realloc(): double free / realloc of a freed object"}};
+  for (const auto &c : cases)
+    for (std::size_t n : some_large_sizes()) {
+      const Outcome o = in_child([n, how = c.how] { return cross_thread_double_free(n, how); });
+      ASSERT_TRUE(o.aborted() && o.err.find(c.want) != std::string::npos) << n << " bytes, freed " << c.name << ": "
+                                                                          << describe(o);
+    }
+}
+
 // ---- 2. Double frees into blocks a reclaim gave back ----------------------
 
 // An owner thread allocates 3 * kReclaimObjects objects of `size` and waits;
