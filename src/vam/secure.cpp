@@ -28,7 +28,7 @@
 //   * a write after free is found at the freeing thread's next allocation
 //     (at the start of the object it freed last), when the object leaves the
 //     quarantine (at its ends), or when the thread exits, or the process,
-//     when every object waiting in the thread's quarantine is checked
+//     when every object waiting in the thread's quarantine is checked whole
 //     (writing zeroes goes unseen);
 //   * a double free or a realloc of an object in quarantine aborts; one that
 //     has left it aborts as a pointer that is no object (its front is wiped);
@@ -172,8 +172,9 @@ VAM_SECURE_INLINE bool all_zero_17_128(const char *from, const char *to) noexcep
   return is_zero16(any);
 }
 
-// Every byte of [from, to) zero. The ranges checked are short: the
-// quarantine checks at most 2 kEdge bytes an object.
+// Every byte of [from, to) zero. The ranges checked are short but at an
+// exit (empty): the quarantine checks at most 2 kEdge bytes of an object
+// leaving it.
 VAM_SECURE_INLINE bool all_zero(const char *from, const char *to) noexcept {
   const std::size_t len = static_cast<std::size_t>(to - from);
   if (len - 8 <= 8) return (load_word(from) | load_word(to - 8)) == 0;  // 8 to 16 bytes, the most common
@@ -360,16 +361,18 @@ void hand_back(char *q, std::size_t n, std::size_t pad) noexcept {
 }
 
 // A waiting object unchanged since its free (its front as it was then, with
-// the freed seal; its canary; its ends zero), back to vam.
-VAM_SECURE_INLINE void check_waiting(const Waiting &w) noexcept {
+// the freed seal; its canary; its ends zero, or every byte when `whole`),
+// back to vam.
+VAM_SECURE_INLINE void check_waiting(const Waiting &w, bool whole = false) noexcept {
   if (load_word(w.q - 2 * sizeof(std::uint64_t)) != w.size_word ||
-      load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal || !still_scrubbed(w.q, w.q + w.n))
+      load_word(w.q - sizeof(std::uint64_t)) != w.freed_seal ||
+      !(whole ? all_zero(w.q, w.q + w.n) : still_scrubbed(w.q, w.q + w.n)))
     corruption("write after free (a freed object was changed while it waited for reuse)", w.q);
   if (canaries_changed(w.q, w.n, w.canary))
     corruption("heap corruption: the bytes after the end of a freed object were overwritten (overflow?)", w.q);
 }
-VAM_SECURE_INLINE void give_back(const Waiting &w) noexcept {
-  check_waiting(w);
+VAM_SECURE_INLINE void give_back(const Waiting &w, bool whole = false) noexcept {
+  check_waiting(w, whole);
   hand_back(w.q, w.n, w.pad);
 }
 
@@ -392,10 +395,13 @@ Waiting take(Quarantine &q, std::size_t i) noexcept {
   return w;
 }
 
-// Every object waiting in q, checked and given back.
+// Every object waiting in q, checked whole (once, at its thread's exit or
+// the process's: at most kQuarantineBytes and the newest object, 1 MiB at
+// most) and given back: a write after free into an object's middle, which
+// the edges checked when an object leaves the ring miss, is found there.
 void empty(Quarantine &q) noexcept {
   for (std::size_t i = 0; i < kRing; ++i)
-    if (q.ring[i].q != nullptr) give_back(take(q, i));
+    if (q.ring[i].q != nullptr) give_back(take(q, i), true);
 }
 
 // The thread's exit (its key's destructor): its quarantine emptied and

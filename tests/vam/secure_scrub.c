@@ -3,10 +3,12 @@
 // stores and loads change shape (1 to 160 bytes, and some larger ones), run
 // under LD_PRELOAD of it (vam.secure.scrub):
 //   * every byte of a freed object reads zero;
-//   * a byte written after free (the first, the last, and for an object of
-//     up to 128 bytes, which is checked whole, one in the middle) is found
-//     when the object leaves the quarantine: here at the process's exit, in
-//     a child that must abort saying so.
+//   * a byte written after free (the first, the last, one in the middle) is
+//     found when the object leaves the quarantine: here at the process's
+//     exit, which checks every waiting object whole, in a child that must
+//     abort saying so (a write into the middle of an object over 128 bytes
+//     went unseen while the exit checked only the ends, as an object
+//     leaving the ring is checked).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +62,14 @@ int main(void) {
   if (!zeroed_at_free(4096) || !zeroed_at_free(70000)) ++failures;
   if (failures == 0) puts("secure_scrub: freed objects of 1 to 600 bytes, 4 KiB and 70,000 bytes read zero");
 
-  static const size_t larger[] = {200, 255, 256, 1000, 4096};
+  static const size_t larger[] = {200, 255, 256, 1000, 4096, 262144};
   for (size_t n = 1; n <= 160 + sizeof larger / sizeof larger[0]; ++n) {
     const size_t size = n <= 160 ? n : larger[n - 161];
     write_after_free_caught(size, 0);
     write_after_free_caught(size, size - 1);
-    if (size <= 128) write_after_free_caught(size, size / 2);
+    write_after_free_caught(size, size / 2);
   }
+  write_after_free_caught(262144, 65537);  // hardened_malloc's test: one byte past its first 64 KiB
   if (failures != 0) return 1;
   puts("secure_scrub: ok");
   return 0;
