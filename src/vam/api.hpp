@@ -48,6 +48,11 @@ extern Heap g_empty_heap VAM_HIDDEN;  // constant-initialised, never used for ob
 void *malloc_miss(std::size_t n) noexcept;
 void *malloc_other(std::size_t n) noexcept;
 void free_checked(Segment *s, void *p) noexcept;
+// free_sized_impl's cases off its fast path: n larger than p's object
+// (sized_release_too_big aborts), or p not in a segment the thread's free
+// cache holds (free_checked_sized: the same test, then free_checked).
+[[noreturn]] void sized_release_too_big(const void *p, std::size_t n) noexcept;
+void free_checked_sized(Segment *s, void *p, std::size_t n) noexcept;
 
 // The class's hot list, if it holds an object, comes first (hot_list.hpp):
 // the object the last free into a full block gave back, no block to
@@ -117,6 +122,25 @@ inline void free_impl(void *p) noexcept {
   std::size_t shift;
   if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr)) free_cached(s, p, shift);
   else free_checked(object_segment(p), p);
+}
+
+// A sized release (operator delete(p, n) and its aligned and array forms,
+// free_sized, free_aligned_sized): as free, and p's object must hold at
+// least n bytes. A larger n is a release as a bigger type than the object
+// was made as (a `new char` deleted as a struct), or of another object: it
+// aborts, before free's own checks. A smaller one passes (the size class
+// rounds up, and a release of a smaller base type is not told apart). On
+// the fast path the test is one compare with the block's slot size, in the
+// line of its record that the free reads anyway (with VAM_HEADERS=on, a
+// size up to the header's bytes over the object passes there too).
+inline void free_sized_impl(void *p, std::size_t n) noexcept {
+  std::size_t shift;
+  if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr)) {
+    if (VAM_UNLIKELY(n > block_of(s, p, shift)->size)) sized_release_too_big(p, n);
+    free_cached(s, p, shift);
+  } else {
+    free_checked_sized(object_segment(p), p, n);
+  }
 }
 
 }  // namespace alloclab::vam

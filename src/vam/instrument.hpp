@@ -110,9 +110,10 @@ void delete_sized_impl(void *p, std::size_t n, unsigned form) noexcept;
 // of n bytes to d past an object's end or into its front.
 void check_copy(const void *d, std::size_t n) noexcept;
 }  // namespace secure
-#define VAM_SIZED_FREE(p, n) v::free_sized_impl((p), (n))
-#else
-#define VAM_SIZED_FREE(p, n) ((void)(n), v::free_impl(p))
 #endif
+// A sized release (free_sized, the sized deletes): each build checks the size
+// against the object (secure: equal to the size asked; the others: no more
+// than the object holds, api.hpp).
+#define VAM_SIZED_FREE(p, n) v::free_sized_impl((p), (n))
 
 }  // namespace alloclab::vam

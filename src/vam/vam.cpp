@@ -214,6 +214,39 @@ void free_checked(Segment *s, void *p) noexcept {
   }
 }
 
+void sized_release_too_big(const void *p, std::size_t n) noexcept {
+  char what[128];
+  std::size_t k = 0;
+  auto put = [&](const char *t) {
+    while (*t && k + 1 < sizeof what) what[k++] = *t++;
+  };
+  char digits[24];
+  std::size_t d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0 && d < sizeof digits);
+  put("sized free or delete of ");
+  while (d != 0 && k + 1 < sizeof what) what[k++] = digits[--d];
+  put(" bytes, more than the object holds (released as another type?)");
+  what[k] = 0;
+  corruption(what, p);
+}
+
+void free_checked_sized(Segment *s, void *p, std::size_t n) noexcept {
+  if (p == nullptr) return;
+  if (VAM_UNLIKELY(!segment_known(s))) free_checked(s, p);  // aborts: no object of vam's
+  std::size_t have;
+  switch (s->kind) {
+    case SegKind::small:
+    case SegKind::medium: have = block_of(s, p)->size - g_layout.header; break;
+    case SegKind::large: have = LargeHeap::usable(p); break;
+    default: have = huge_usable(s, p); break;
+  }
+  if (VAM_UNLIKELY(n > have)) sized_release_too_big(p, n);
+  free_checked(s, p);
+}
+
 void *calloc_impl(std::size_t n, std::size_t size) noexcept {
   std::size_t total;
   if (__builtin_mul_overflow(n, size, &total)) return fail_nomem();
@@ -392,8 +425,8 @@ int vam_posix_memalign(void **out, size_t a, size_t n) { return v::posix_memalig
 void *vam_valloc(size_t n) { return v::valloc_impl(n); }
 void *vam_pvalloc(size_t n) { return v::pvalloc_impl(n); }
 size_t vam_usable_size(const void *p) { return v::usable_size_impl(p); }
-void vam_free_sized(void *p, size_t) { v::free_impl(p); }
-void vam_free_aligned_sized(void *p, size_t, size_t) { v::free_impl(p); }
+void vam_free_sized(void *p, size_t n) { v::free_sized_impl(p, n); }
+void vam_free_aligned_sized(void *p, size_t, size_t n) { v::free_sized_impl(p, n); }
 void vam_stats(struct vam_stats_t *out) { v::collect_stats(out); }
 void vam_print_stats(int fd) { v::print_stats(fd); }
 void vam_collect(void) { v::collect_thread(false); }

@@ -590,6 +590,40 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
     }
 }
 
+// ---- 1h. A sized release of more than the object holds --------------------
+
+// vam_free_sized(p, n) of an object made for `made` bytes, in a child: n
+// larger than the object holds (its usable size) must abort naming it; n up
+// to the usable size, or smaller than asked, must not.
+int sized_release(std::size_t made, std::size_t n) {
+  void *p = vam_malloc(made);
+  if (p == nullptr) return kSetUpFailed;
+  vam_free_sized(p, n);
+  vam_free(vam_malloc(made));
+  return 0;
+}
+
+TEST(VamMisuse, SizedReleaseOfMoreThanTheObjectHoldsAbortsForEveryClass) {
+  std::vector<std::size_t> sizes;
+  for (unsigned c = 0; c < g_layout.classes; ++c) sizes.push_back(layout_usable(c));
+  for (std::size_t n : some_large_sizes()) sizes.push_back(n);
+  sizes.push_back(std::size_t{5} << 20);  // huge
+  for (std::size_t made : sizes) {
+    void *probe = vam_malloc(made);
+    const std::size_t have = vam_usable_size(probe);
+    vam_free(probe);
+    // Past the slot with VAM_HEADERS=on too (its header's bytes pass the fast test).
+    const std::size_t over = have + 1 + g_layout.header;
+    const Outcome big = in_child([made, over] { return sized_release(made, over); });
+    ASSERT_TRUE(big.aborted() && big.err.find("more than the object holds") != std::string::npos)
+        << made << " bytes released as " << over << ": " << describe(big);
+    for (std::size_t n : {made, have, made / 2}) {
+      const Outcome fine = in_child([made, n] { return sized_release(made, n); });
+      ASSERT_EQ(fine.code(), 0) << made << " bytes released as " << n << ": " << describe(fine);
+    }
+  }
+}
+
 // ---- 2. Double frees into blocks a reclaim gave back ----------------------
 
 // An owner thread allocates 3 * kReclaimObjects objects of `size` and waits;
