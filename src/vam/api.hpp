@@ -51,7 +51,7 @@ void free_checked(Segment *s, void *p) noexcept;
 // free_sized_impl's cases off its fast path: n larger than p's object
 // (sized_release_too_big aborts), or p not in a segment the thread's free
 // cache holds (free_checked_sized: the same test, then free_checked).
-[[noreturn]] void sized_release_too_big(const void *p, std::size_t n) noexcept;
+[[noreturn]] void sized_release_too_big(const void *p) noexcept;
 void free_checked_sized(Segment *s, void *p, std::size_t n) noexcept;
 
 // The class's hot list, if it holds an object, comes first (hot_list.hpp):
@@ -136,7 +136,7 @@ inline void free_impl(void *p) noexcept {
 inline void free_sized_impl(void *p, std::size_t n) noexcept {
   std::size_t shift;
   if (Segment *s = free_cached_segment(p, shift); VAM_LIKELY(s != nullptr)) {
-    if (VAM_UNLIKELY(n > block_of(s, p, shift)->size)) sized_release_too_big(p, n);
+    if (VAM_UNLIKELY(n > block_of(s, p, shift)->size)) sized_release_too_big(p);
     free_cached(s, p, shift);
   } else {
     free_checked_sized(object_segment(p), p, n);

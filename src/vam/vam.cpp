@@ -214,36 +214,17 @@ void free_checked(Segment *s, void *p) noexcept {
   }
 }
 
-void sized_release_too_big(const void *p, std::size_t n) noexcept {
-  char what[128];
-  std::size_t k = 0;
-  auto put = [&](const char *t) {
-    while (*t && k + 1 < sizeof what) what[k++] = *t++;
-  };
-  char digits[24];
-  std::size_t d = 0;
-  do {
-    digits[d++] = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n != 0 && d < sizeof digits);
-  put("sized free or delete of ");
-  while (d != 0 && k + 1 < sizeof what) what[k++] = digits[--d];
-  put(" bytes, more than the object holds (released as another type?)");
-  what[k] = 0;
-  corruption(what, p);
+void sized_release_too_big(const void *p) noexcept {
+  corruption("sized free or delete of more bytes than the object holds (released as another type?)", p);
 }
 
+// The usable size as malloc_usable_size reads it, once free_checked's own
+// first test (a segment of vam's) has passed, so that a foreign pointer
+// aborts naming free.
 void free_checked_sized(Segment *s, void *p, std::size_t n) noexcept {
   if (p == nullptr) return;
   if (VAM_UNLIKELY(!segment_known(s))) free_checked(s, p);  // aborts: no object of vam's
-  std::size_t have;
-  switch (s->kind) {
-    case SegKind::small:
-    case SegKind::medium: have = block_of(s, p)->size - g_layout.header; break;
-    case SegKind::large: have = LargeHeap::usable(p); break;
-    default: have = huge_usable(s, p); break;
-  }
-  if (VAM_UNLIKELY(n > have)) sized_release_too_big(p, n);
+  if (VAM_UNLIKELY(n > usable_size_impl(p))) sized_release_too_big(p);
   free_checked(s, p);
 }
 

@@ -615,7 +615,7 @@ TEST(VamMisuse, SizedReleaseOfMoreThanTheObjectHoldsAbortsForEveryClass) {
     // Past the slot with VAM_HEADERS=on too (its header's bytes pass the fast test).
     const std::size_t over = have + 1 + g_layout.header;
     const Outcome big = in_child([made, over] { return sized_release(made, over); });
-    ASSERT_TRUE(big.aborted() && big.err.find("more than the object holds") != std::string::npos)
+    ASSERT_TRUE(big.aborted() && big.err.find("more bytes than the object holds") != std::string::npos)
         << made << " bytes released as " << over << ": " << describe(big);
     for (std::size_t n : {made, have, made / 2}) {
       const Outcome fine = in_child([made, n] { return sized_release(made, n); });
