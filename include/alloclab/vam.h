@@ -56,8 +56,9 @@ VAM_API void vam_stats(struct vam_stats_t *out);
 /* Write a human-readable report to file descriptor fd (write(2), no stdio). */
 VAM_API void vam_print_stats(int fd);
 /* Send this thread's batched frees of other threads' objects to their heaps,
-   discard every empty page this thread's heap holds now, and unmap the cached
-   huge mappings (whatever VAM_DISCARD says). */
+   apply the frees other threads made into this thread's heap, discard every
+   empty page this thread's heap holds now, and unmap the cached huge mappings
+   (whatever VAM_DISCARD says). */
 VAM_API void vam_collect(void);
 
 /* The allocator under prefixed names. Same contracts as the C functions. */

@@ -214,6 +214,7 @@ void heap_collect(Heap *h, bool orphan) noexcept {
 void collect_thread(bool everything) noexcept {
   remote_flush_all();  // the frees this thread holds for other heaps go to them
   if (Heap *h = t_heap; h != &g_empty_heap) {
+    drain_remote(h);  // other threads' frees into this heap: blocks they empty go too
     hot_return_all(h);
     heap_collect(h, everything);
   }
