@@ -72,13 +72,16 @@ inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
 }
 // The head of the list v, in `entry`, taken off. A list of one is its
 // object's bare address, and the object is not read; a longer list's head
-// holds the rest, which goes into the entry, and the word is zeroed, so
-// that the object handed out never reads as a link to a later free
-// (hot_link_like), as a block's pop zeroes its (free_list.hpp). The test
-// is of the length bits alone: the list of one needs no mask.
+// holds the rest, which goes into the entry. Either way the object's first
+// word is zeroed, as a block's pop zeroes it (free_list.hpp): the object
+// handed out never reads as a link to a later free (hot_link_like), and a
+// remote free's mark it held, freed twice, is gone for the drain to see
+// (remote.hpp). The test is of the length bits alone: the list of one needs
+// no mask.
 [[gnu::always_inline]] inline void *hot_take(std::uintptr_t &entry, std::uintptr_t v) noexcept {
   if (v >> kHotLenShift == 0) {
     store_relaxed<std::uintptr_t>(entry, 0);
+    *reinterpret_cast<std::uintptr_t *>(v) = 0;  // as every malloc leaves it (remote.hpp: a lost mark)
     return reinterpret_cast<void *>(v);
   }
   auto *w = static_cast<std::uintptr_t *>(hot_head(v));

@@ -1,6 +1,8 @@
 // remote.cpp — a thread's batches of remote frees, sent (remote.hpp).
 #include "vam/remote.hpp"
 
+#include "vam/segment_map.hpp"
+
 namespace alloclab::vam {
 
 __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
@@ -9,35 +11,77 @@ __thread RemoteBatches t_remote __attribute__((tls_model("initial-exec"))) = {};
 // is walked: `count` distinct objects link head to tail, and tail ends it.
 // An object freed twice into one batch breaks that (the second push links it
 // to a later object, so the chain loops or ends early), and would otherwise
-// cut the objects behind it off the owner's list. The objects were written
-// by this thread a moment ago: the walk reads cached lines, once per object.
-// The same walk writes the drain's hints (remote.hpp, RemoteObj): each object
-// marked roomy gets the one kRemoteAhead places on; the last few, with none
-// that far, lose the mark.
+// cut the objects behind it off the owner's list. (A medium object freed
+// twice aborts at its second free already: remote_check finds its mark.)
+// The objects were written by this thread a moment ago: the walk reads
+// cached lines, once per object, and each one's segment header, to know
+// where its link is (a batch holds small and medium objects: remote.hpp).
+// The same walk writes the drain's hints (RemoteObj): each medium object
+// gets the one kRemoteAhead places on; the last few, with none that far,
+// lose the bit.
 void remote_flush(RemoteBatch &b) noexcept {
-  FreeObj *back[kRemoteAhead] = {};
+  RemoteObj *back[kRemoteAhead] = {};
   FreeObj *f = b.head;
   std::uint32_t n = 0;
+  bool medium;
   for (;;) {
-    FreeObj *&slot = back[n % kRemoteAhead];
-    if (slot && (reinterpret_cast<std::uintptr_t>(slot->next) & kAheadBit))
-      reinterpret_cast<RemoteObj *>(slot)->ahead = f;
-    slot = f;
+    medium = object_segment(f)->kind == SegKind::medium;
+    auto *r = reinterpret_cast<RemoteObj *>(f);
+    RemoteObj *&slot = back[n % kRemoteAhead];
+    if (slot) slot->ahead = f;
+    slot = medium ? r : nullptr;
     if (++n == b.count || f == b.tail) break;
-    f = remote_next(f);
+    f = medium ? reinterpret_cast<FreeObj *>(r->link & ~kAheadBit) : remote_next(f, RemoteForm::keyed);
     if (f == nullptr) break;
   }
-  if (VAM_UNLIKELY(f != b.tail || n != b.count || remote_next(b.tail) != nullptr))
+  const RemoteForm form = medium ? RemoteForm::marked : RemoteForm::keyed;  // the last node's
+  if (VAM_UNLIKELY(f != b.tail || n != b.count || remote_next(b.tail, form) != nullptr))
     corruption("free(): double free detected (from another thread)", b.tail);
-  for (FreeObj *o : back)
-    if (o) o->next = remote_next(o);
+  for (RemoteObj *o : back)
+    if (o) o->link &= ~kAheadBit;
   FreeObj *first = b.head, *last = b.tail;
   b.head = b.tail = nullptr;
   b.count = 0;
-  remote_push(b.heap, first, last);
+  remote_push(b.heap, first, last, form);
   // On the line the push has just written: no further miss.
   if (VAM_UNLIKELY(b.heap->remote_queued.fetch_add(n, std::memory_order_relaxed) + n >= kReclaimObjects))
     remote_reclaim(b.heap);
+}
+
+// The owner's block list is walked as the owner may be changing it: every
+// read relaxed, every step checked to stay on the block's slots and bounded
+// by their number, so that the walk ends and faults nowhere. Finding p
+// proves the double free; not finding it proves nothing (the owner may have
+// taken p off meanwhile), and the free goes on: the word was data, or the
+// owner handed p out again, the one misuse no check here can see.
+void remote_free_suspect(Segment *s, void *p) noexcept {
+  if (remote_form(s) == RemoteForm::marked && remote_marked(p))
+    corruption("free(): double free detected (freed by another thread already)", p);
+  Block *b = block_of(s, p);
+  const char *start = load_relaxed(b->start);
+  const char *end = load_relaxed(b->end);
+  const std::uint32_t size = load_relaxed(b->size);
+  if (size == 0) return;
+  std::size_t steps = static_cast<std::size_t>(end - start) / size + 1;
+  for (FreeObj *f = load_relaxed(b->free); free_list_has(f) && steps-- != 0;) {
+    const auto off = static_cast<std::uintptr_t>(reinterpret_cast<char *>(f) - start);
+    if (off >= static_cast<std::uintptr_t>(end - start) || off % size != 0) return;
+    if (f == p) corruption("free(): double free detected (by its owner and another thread)", p);
+    f = reinterpret_cast<FreeObj *>((load_relaxed(*reinterpret_cast<std::uintptr_t *>(f)) * kLinkUnmix) ^ g_free_key);
+  }
+}
+
+void remote_mark_lost(const void *p) noexcept {
+  corruption("free(): double free detected (by its owner and another thread), or written after another thread freed it", p);
+}
+
+// A keyed link decodes to null (the chain's end) or to a node in a segment
+// of vam's; one the owner's free or malloc wrote over decodes to a random
+// word, in no segment (remote.hpp).
+FreeObj *remote_keyed_next(FreeObj *f) noexcept {
+  FreeObj *next = remote_next(f, RemoteForm::keyed);
+  if (VAM_UNLIKELY(next != nullptr && !segment_known(object_segment(next)))) remote_mark_lost(f);
+  return next;
 }
 
 // Its size read from its tag, which the owner does not write while the
@@ -58,7 +102,7 @@ void remote_free_large(Heap *owner, void *p) noexcept {
     corruption("free(): double free detected (large object, freed by another thread already)", p);
   *remote_mark_word(p) = remote_mark_base(p) + kRemotePendingMark;
   const auto units = static_cast<std::int64_t>(((head & ~kChunkFlags) - kChunkHeader) >> kLargeUnitShift) + 1;
-  remote_free(owner, p);
+  remote_free(owner, p, RemoteForm::plain);
   if (owner->orphan.load(std::memory_order_relaxed) != 0) return;
   if (VAM_UNLIKELY(owner->remote_queued.fetch_add(units, std::memory_order_relaxed) + units >= kReclaimObjects))
     remote_reclaim(owner);

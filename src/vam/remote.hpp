@@ -10,26 +10,111 @@
 #include <cstdint>
 
 #include "vam/check.hpp"
+#include "vam/free_list.hpp"
 #include "vam/heap.hpp"
+#include "vam/large_region.hpp"
 #include "vam/segment.hpp"
 
 namespace alloclab::vam {
 
-// The chain first..last (linked through `next`) onto owner's remote stack:
-// one CAS, no lock (the owner drains later).
-inline void remote_push(Heap *owner, FreeObj *first, FreeObj *last) noexcept {
+// ---- a node of a remote chain
+// How a node keeps its link (RemoteForm) depends on what it is:
+//   marked  an object of a medium segment (32 bytes or more): a RemoteObj,
+//           its first word the remote mark, its second the link, its third
+//           the drain's hint (below);
+//   keyed   an 8- or 16-byte object, with no room for two words: the link
+//           XOR its mark, in its first word;
+//   plain   a large object (its mark is in its second word: large_region.hpp,
+//           remote_free_large) and a reclaim's record: the link as it is.
+// The mark is free_list.hpp's encoding of a link from the object to itself
+// (remote_mark_base), which no list holds and which program data equals
+// once in 2^64. While a medium object waits on a chain it reads as freed:
+//   - to its owner's free, whose walk of the block's list then finds the
+//     mark (small_free_suspect), and to its owner's realloc;
+//   - to a second remote free (remote_check, remote_free_suspect);
+//   - and the drain, or a reclaim, that finds it gone aborts before it
+//     follows the link: the owner freed the object after the push (its
+//     list, its hot list or a pending slot's reuse wrote over the word) or
+//     handed it out again (malloc clears the first word).
+// A keyed link that any of these wrote over decodes to an address in no
+// segment of vam's (but, for a word of random bits, once in about 2^35
+// with a hundred segments mapped), and the drain aborts there instead
+// (remote_keyed_next). Each case would
+// otherwise end in one address handed out twice.
+enum class RemoteForm : std::uint8_t { plain, keyed, marked };
+inline RemoteForm remote_form(const Segment *s) noexcept {
+  return s->kind == SegKind::medium ? RemoteForm::marked
+         : s->kind == SegKind::small ? RemoteForm::keyed
+                                     : RemoteForm::plain;
+}
+struct RemoteObj {
+  std::uintptr_t mark;
+  std::uintptr_t link;  // the next node, | kAheadBit when `ahead` is set
+  FreeObj *ahead;
+};
+inline constexpr std::uintptr_t kAheadBit = 1;
+// The link as written, without a check (the pusher's own walk, tests).
+inline FreeObj *remote_next(FreeObj *f, RemoteForm form) noexcept {
+  const auto w = reinterpret_cast<std::uintptr_t>(f->next);
+  switch (form) {
+    case RemoteForm::marked: return reinterpret_cast<FreeObj *>(reinterpret_cast<RemoteObj *>(f)->link & ~kAheadBit);
+    case RemoteForm::keyed: return reinterpret_cast<FreeObj *>(w ^ remote_mark_base(f));
+    default: return reinterpret_cast<FreeObj *>(w);
+  }
+}
+inline void remote_link(FreeObj *f, RemoteForm form, const FreeObj *next) noexcept {
+  const auto n = reinterpret_cast<std::uintptr_t>(next);
+  switch (form) {
+    case RemoteForm::marked: reinterpret_cast<RemoteObj *>(f)->link = n; return;
+    case RemoteForm::keyed: f->next = reinterpret_cast<FreeObj *>(n ^ remote_mark_base(f)); return;
+    default: f->next = const_cast<FreeObj *>(next);
+  }
+}
+inline bool remote_marked(const void *p) noexcept {
+  return *static_cast<const std::uintptr_t *>(p) == remote_mark_base(p);
+}
+
+// The chain first..last (linked through their links; `last_form`: how last
+// keeps its) onto owner's remote stack: one CAS, no lock (the owner drains
+// later).
+inline void remote_push(Heap *owner, FreeObj *first, FreeObj *last, RemoteForm last_form) noexcept {
   FreeObj *head = owner->remote.load(std::memory_order_relaxed);
   do {
-    last->next = head;
+    remote_link(last, last_form, head);
   } while (!owner->remote.compare_exchange_weak(head, first, std::memory_order_release,
                                                 std::memory_order_relaxed));
   if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) orphan_freed(owner);
 }
 
-// Free into another thread's heap, alone.
-inline void remote_free(Heap *owner, void *p) noexcept {
+// The next node after a medium or small object, read by the drain or a
+// reclaim before it applies the free: a lost mark, or a keyed link that
+// leads out of vam's segments, aborts (remote_mark_lost). The drain's hint
+// is prefetched.
+[[noreturn]] void remote_mark_lost(const void *p) noexcept;
+inline FreeObj *remote_medium_next(FreeObj *f) noexcept {
+  auto *r = reinterpret_cast<RemoteObj *>(f);
+  if (VAM_UNLIKELY(!remote_marked(f))) remote_mark_lost(f);
+  const std::uintptr_t link = r->link;
+  if (link & kAheadBit) __builtin_prefetch(r->ahead, 1);  // a few misses in flight
+  return reinterpret_cast<FreeObj *>(link & ~kAheadBit);
+}
+FreeObj *remote_keyed_next(FreeObj *f) noexcept;
+
+// Before a remote free writes into small or medium object p of segment s:
+// a first word that reads as a link (looks_freed) is a mark (the object
+// waits on a chain already: a double free), a block list's link (the owner
+// freed it: the list is walked to confirm), or, once in 2^42, data.
+void remote_free_suspect(Segment *s, void *p) noexcept;
+inline void remote_check(Segment *s, void *p) noexcept {
+  if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p);
+}
+
+// Free into another thread's heap, alone (remote_free_large marks a large
+// object, then calls it with the plain form).
+inline void remote_free(Heap *owner, void *p, RemoteForm form) noexcept {
   auto *f = static_cast<FreeObj *>(p);
-  remote_push(owner, f, f);
+  if (form == RemoteForm::marked) reinterpret_cast<RemoteObj *>(f)->mark = remote_mark_base(p);
+  remote_push(owner, f, f, form);
 }
 
 // Remote frees of small objects, batched per owner: a CAS per free would
@@ -64,20 +149,11 @@ void remote_flush_all() noexcept;
 bool remote_batching_start() noexcept;
 
 // The drain follows the chain one object at a time, each a miss (another
-// core wrote it). So a batched object with room for a second word (a
-// medium segment's: 32 bytes or more) carries a hint there, `ahead`, the
+// core wrote it). So a batched medium object carries a hint, `ahead`, the
 // object kRemoteAhead places further down its batch, which the drain
-// prefetches. Bit 0 of the link says the hint is set; remote_next masks it.
-// Only a hint: the chain alone says which objects are freed.
+// prefetches. kAheadBit in the link says the hint is set; remote_next masks
+// it. Only a hint: the chain alone says which objects are freed.
 inline constexpr unsigned kRemoteAhead = 4;
-inline constexpr std::uintptr_t kAheadBit = 1;
-struct RemoteObj {
-  std::uintptr_t link;  // the next object, | kAheadBit when `ahead` is set
-  FreeObj *ahead;
-};
-inline FreeObj *remote_next(const FreeObj *f) noexcept {
-  return reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(f->next) & ~kAheadBit);
-}
 
 // ---- reclaim: remote frees an idle owner never drains (remote_reclaim.cpp)
 // Every batch sent adds its objects to the owner's remote_queued, and every
@@ -117,17 +193,23 @@ void reclaim_fork_done() noexcept;
 // Free large object p into another thread's heap, counted towards a reclaim.
 void remote_free_large(Heap *owner, void *p) noexcept;
 
-// `roomy`: p's object has room for the hint (a medium segment's).
-inline void remote_free_batched(Heap *owner, void *p, bool roomy) noexcept {
-  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p);
+// `form`: p's (remote_form): a medium object's mark, and room for the hint.
+inline void remote_free_batched(Heap *owner, void *p, RemoteForm form) noexcept {
+  if (VAM_UNLIKELY(owner->orphan.load(std::memory_order_relaxed) != 0)) return remote_free(owner, p, form);
   RemoteBatch &b = t_remote.slot[(reinterpret_cast<std::uintptr_t>(owner) >> 12) % kRemoteSlots];
   if (VAM_UNLIKELY(b.heap != owner)) {
     if (b.count) remote_flush(b);
     b.heap = owner;
   }
   auto *f = static_cast<FreeObj *>(p);
-  // The bit marks room here; remote_flush sets the hint or clears the bit.
-  f->next = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(b.head) | std::uintptr_t{roomy});
+  if (form == RemoteForm::marked) {
+    // The bit marks room here; remote_flush sets the hint or clears the bit.
+    auto *r = reinterpret_cast<RemoteObj *>(f);
+    r->mark = remote_mark_base(p);
+    r->link = reinterpret_cast<std::uintptr_t>(b.head) | kAheadBit;
+  } else {
+    remote_link(f, RemoteForm::keyed, b.head);
+  }
   if (!b.head) b.tail = f;
   b.head = f;
   if (++b.count == kRemoteBatch) remote_flush(b);

@@ -161,14 +161,23 @@ struct Scratch {
 constexpr std::size_t kScratchBytes = (sizeof(Scratch) + kPage - 1) & ~(kPage - 1);
 
 // What goes back onto the owner's stack, built by pushing in front.
+// How a node keeps its link (remote.hpp): a record plainly.
+RemoteForm node_form(const FreeObj *node, std::uintptr_t tag) noexcept {
+  return tag ? RemoteForm::plain : remote_form(object_segment(node));
+}
 struct Chain {
   FreeObj *first = nullptr;  // as it goes on the stack: with kRecordBit for a record
   FreeObj *last = nullptr;   // the node added first
+  RemoteForm last_form = RemoteForm::plain;
   std::int64_t units = 0;    // what its objects counted in remote_queued
   void add(FreeObj *node, std::uintptr_t tag, std::int64_t counted = 1) noexcept {
-    node->next = first;
+    const RemoteForm form = node_form(node, tag);
+    remote_link(node, form, first);
     first = reinterpret_cast<FreeObj *>(reinterpret_cast<std::uintptr_t>(node) | tag);
-    if (!last) last = node;
+    if (!last) {
+      last = node;
+      last_form = form;
+    }
     if (!tag) units += counted;
   }
 };
@@ -205,8 +214,9 @@ struct Runs {
 // and the one its chunk's end shares with the next chunk's tag, back to the
 // system, once; what it counted in remote_queued. Its tag (before p, the
 // owner's) is only read: in use, not on a quick list, a size a region
-// holds, or p is left alone (the drain checks it). The owner never reads a
-// live large object's inside; the second word marks it as given back
+// holds, or p is left alone (the drain checks it). Of a live large object's
+// inside the owner reads only the second word (large_freed_remotely), which
+// then marks it as given back
 // (kRemoteInnerMark, large_region.hpp, in place of remote_free_large's), so
 // that a later reclaim that meets it again (pushed back) skips it.
 std::uintptr_t inner_mark(const FreeObj *p) noexcept { return remote_mark_base(p) + kRemoteInnerMark; }
@@ -270,7 +280,7 @@ Seen *count_in(Scratch *sc, std::size_t &blocks, Seen *&last, FreeObj *p) noexce
   if (VAM_UNLIKELY(word & bit)) corruption("free(): double free detected (from another thread)", p);
   word |= bit;
   ++e->count;
-  p->next = e->objects;
+  remote_link(p, remote_form(s), e->objects);
   e->objects = p;
   return e;
 }
@@ -383,14 +393,19 @@ void remote_reclaim(Heap *owner) noexcept {
   while (f) {
     const auto a = reinterpret_cast<std::uintptr_t>(f);
     auto *node = reinterpret_cast<FreeObj *>(a & ~kRecordBit);
-    const Segment *s = (a & kRecordBit) ? nullptr : object_segment(node);
+    Segment *s = (a & kRecordBit) ? nullptr : object_segment(node);
     const bool large = s && s->kind == SegKind::large;
     const bool met = large && met_before(node);
     const bool free_now = met && s->owner == owner && hold.take(owner);
     // Before its link is read: an object freed already would hold a free
     // list's link there, and the walk would follow it.
     if (free_now) LargeHeap::check_in_use(node);
-    FreeObj *next = remote_next(node);
+    // And, as the drain reads it: a medium object's mark first, an 8- or
+    // 16-byte object's link checked (remote.hpp).
+    FreeObj *next;
+    if (s && s->kind == SegKind::medium) next = remote_medium_next(node);
+    else if (s && s->kind == SegKind::small) next = remote_keyed_next(node);
+    else next = node->next;
     if (!s) {
       keep.add(node, kRecordBit);  // an earlier reclaim's record (or a misaligned free: the drain aborts)
     } else {
@@ -426,7 +441,7 @@ void remote_reclaim(Heap *owner) noexcept {
       sc->complete[complete++] = &e;
     } else {
       for (FreeObj *o = e.objects, *n; o; o = n) {
-        n = o->next;
+        n = remote_next(o, node_form(o, 0));
         keep.add(o, 0);
       }
     }
@@ -440,7 +455,7 @@ void remote_reclaim(Heap *owner) noexcept {
     const std::size_t room = record_room(host);
     if (room == 0) {  // too small to hold a record: its objects go back as they are
       for (FreeObj *o = host->objects, *n; o; o = n) {
-        n = o->next;
+        n = remote_next(o, node_form(o, 0));
         keep.add(o, 0);
       }
       ++i;
@@ -469,7 +484,7 @@ void remote_reclaim(Heap *owner) noexcept {
   if (given) g_reclaimed_blocks.fetch_add(given, std::memory_order_relaxed);
   if (keep.first) {
     if (keep.units) owner->remote_queued.fetch_sub(keep.units, std::memory_order_relaxed);
-    remote_push(owner, keep.first, keep.last);
+    remote_push(owner, keep.first, keep.last, keep.last_form);
   }
 }
 
@@ -507,7 +522,7 @@ FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept {
                    s->kind > SegKind::medium || s->owner != h || r->count - 1 >= kRecordMax ||
                    r->check != record_check(r, r->count)))
     corruption("free(): invalid pointer (not the start of an object)", tagged);
-  FreeObj *next = remote_next(&r->link);
+  FreeObj *next = remote_next(&r->link, RemoteForm::plain);
   const std::size_t n = r->count;
   for (std::size_t k = 0; k < n; ++k) {
     const RecordEntry e = r->entries()[k];

@@ -13,8 +13,9 @@ namespace alloclab::vam {
 __thread FreeSegs t_free_seg __attribute__((tls_model("initial-exec"))) = kNoFreeSegs;
 
 // p's first word decodes as a link: p on the block's list is a double free,
-// however many frees came between; otherwise the word is the program's data
-// and the free goes on. The walk stops at anything outside the block, so a
+// however many frees came between, and so is p waiting on a remote chain
+// with its mark (remote.hpp); otherwise the word is the program's data and
+// the free goes on. The walk stops at anything outside the block, so a
 // list that use-after-free writes have broken ends it without a fault.
 void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexcept {
   std::size_t steps = (static_cast<std::size_t>(b->end - b->start)) / b->size + 1;
@@ -22,6 +23,7 @@ void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexc
     if (f == p) corruption("free(): double free detected", p);
     if (reinterpret_cast<char *>(f) < b->start || reinterpret_cast<char *>(f) >= b->end) break;
   }
+  if (VAM_UNLIKELY(remote_marked(p))) corruption("free(): double free detected (freed by another thread already)", p);
   small_free_push(s, b, p, slot, b->state, b->used, b->free);
 }
 
@@ -149,6 +151,7 @@ void small_check_live(Heap *h, Segment *s, void *p) noexcept {
   if (state == BlockState::waiting && (b->pending[i / 64] >> (i % 64) & 1)) realloc_freed(p);
   if (state == BlockState::full && hot_holds(class_hot_list(h, b->cls), p)) realloc_freed(p);
   if (looks_freed(p)) {
+    if (remote_marked(p)) realloc_freed(p);
     std::size_t steps = static_cast<std::size_t>(b->end - b->start) / b->size + 1;
     for (FreeObj *f = b->free; free_list_has(f) && steps-- != 0 && block_holds(b, f); f = free_link_decode(f))
       if (f == p) realloc_freed(p);
@@ -182,17 +185,23 @@ void drain_remote(Heap *h) noexcept {
       f = remote_record_apply(h, f);
       continue;
     }
-    FreeObj *next = remote_next(f);
-    if (reinterpret_cast<std::uintptr_t>(f->next) & kAheadBit)
-      __builtin_prefetch(reinterpret_cast<RemoteObj *>(f)->ahead, 1);  // a few misses in flight
-    // Freed twice in a row by other threads: the second push linked it to itself.
-    if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
     Segment *s = object_segment(f);
-    if (s->kind == SegKind::large) {
-      *remote_mark_word(f) = 0;  // applied: no mark outlives the object (large_freed_remotely)
-      large_free_local(h, f);
-    } else {
+    FreeObj *next;
+    if (s->kind == SegKind::medium) {
+      next = remote_medium_next(f);
+      reinterpret_cast<RemoteObj *>(f)->mark = 0;  // applied: the free must not read it as a link
       small_free_local(s, f);
+    } else {
+      next = s->kind == SegKind::large ? f->next : remote_keyed_next(f);
+      // Freed twice in a row by other threads: the second push linked it to itself.
+      if (VAM_UNLIKELY(next == f)) corruption("free(): double free detected (from another thread)", f);
+      if (s->kind == SegKind::large) {
+        *remote_mark_word(f) = 0;  // applied: no mark outlives the object (large_freed_remotely)
+        large_free_local(h, f);
+      } else {
+        f->next = nullptr;  // applied: the last node's keyed link is its mark
+        small_free_local(s, f);
+      }
     }
     f = next;
   }

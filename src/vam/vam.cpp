@@ -201,10 +201,12 @@ void free_checked(Segment *s, void *p) noexcept {
       // As free_impl's fast path would, hot slot included: a free must not
       // behave differently for being the thread's first into this segment.
       small_free_local<true>(s, p, s->block_shift, [h] { return h; });
-    } else if (VAM_LIKELY(t_remote.on) || (!t_remote.decided && remote_batching_start())) {
-      remote_free_batched(s->owner, p, s->kind == SegKind::medium);
     } else {
-      remote_free(s->owner, p);
+      remote_check(s, p);
+      if (VAM_LIKELY(t_remote.on) || (!t_remote.decided && remote_batching_start()))
+        remote_free_batched(s->owner, p, remote_form(s));
+      else
+        remote_free(s->owner, p, remote_form(s));
     }
   } else if (s->kind == SegKind::large) {
     if (s->owner == h) large_free_local(h, p);

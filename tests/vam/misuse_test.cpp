@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -588,6 +589,88 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
       ASSERT_TRUE(o.aborted() && o.err.find(c.want) != std::string::npos) << n << " bytes, freed " << c.name << ": "
                                                                           << describe(o);
     }
+}
+
+// ---- 1h'. A small object freed by its owner and another thread ----------
+
+// An object p of `size` bytes, of the main thread's heap, freed twice: by
+// another thread (its free waits on main's remote stack, remote.hpp) and
+// by main, in each order, or by two other threads; or freed by another
+// thread, then by main, which mallocs it again before its drain. p's
+// block is the front, or full (p went to the hot list). Then main drains
+// (vam_collect) and mallocs as many objects again: each must abort naming
+// a double free before one address can come back twice.
+enum class Twice { remote_then_owner, owner_then_remote, remote_twice, remote_then_owner_reuses };
+
+// A thread that frees p when told to (or leaves without), made before the
+// misuse starts: its own state, which main allocates, must not take a slot
+// the misuse has freed (a 16-byte one, for std::thread's state of a lambda).
+class Freer {
+ public:
+  explicit Freer(void *p)
+      : t_([this, p] {
+          int go;
+          while ((go = go_.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+          if (go == 1) vam_free(p);
+        }) {}
+  void free_now() { finish(1); }
+  ~Freer() { finish(2); }
+
+ private:
+  void finish(int go) {
+    if (!t_.joinable()) return;
+    go_.store(go, std::memory_order_release);
+    t_.join();
+  }
+  std::atomic<int> go_{0};
+  std::thread t_;
+};
+
+int small_cross_double_free(std::size_t size, Twice how, bool full) {
+  vam_free(vam_malloc(64));
+  constexpr std::size_t kMany = 1100;  // more than any block's slots (kMaxSlots)
+  static void *keep[kMany];
+  static void *got[2 * kMany];
+  const std::size_t n = full ? kMany : 8;
+  for (std::size_t i = 0; i < n; ++i) keep[i] = vam_malloc(size);
+  void *p = keep[3];
+  Freer one(p), two(p);
+  switch (how) {
+    case Twice::remote_then_owner: one.free_now(); vam_free(p); break;
+    case Twice::owner_then_remote: vam_free(p); one.free_now(); break;
+    case Twice::remote_twice: one.free_now(); two.free_now(); break;
+    case Twice::remote_then_owner_reuses:
+      one.free_now();
+      vam_free(p);
+      keep[3] = vam_malloc(size);  // p again, most likely: live, and still on the remote stack
+      break;
+  }
+  vam_collect();  // applies the remote frees
+  const std::size_t m = 2 * n;
+  for (std::size_t i = 0; i < m; ++i) got[i] = vam_malloc(size);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t k = 0; k < n; ++k)
+      if (got[i] == keep[k] && (k != 3 || how == Twice::remote_then_owner_reuses)) return kHandedOutTwice;
+  std::sort(got, got + m);
+  return std::adjacent_find(got, got + m) != got + m ? kHandedOutTwice : 0;
+}
+
+TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
+  const struct {
+    Twice how;
+    const char *name;
+  } cases[] = {{Twice::remote_then_owner, "by another thread, then by the owner"},
+               {Twice::owner_then_remote, "by the owner, then by another thread"},
+               {Twice::remote_twice, "by two other threads"},
+               {Twice::remote_then_owner_reuses, "by another thread, then by the owner, which mallocs it again"}};
+  for (unsigned c = 0; c < g_layout.classes; ++c)
+    for (const auto &k : cases)
+      for (bool full : {false, true}) {
+        const std::size_t size = layout_usable(c);
+        const Outcome o = in_child([size, how = k.how, full] { return small_cross_double_free(size, how, full); });
+        ASSERT_TRUE(o.aborted() && o.err.find("double free detected") != std::string::npos)
+            << size << " bytes, " << (full ? "full" : "front") << " block, freed " << k.name << ": " << describe(o);
+      }
 }
 
 // ---- 1h. A sized release of more than the object holds --------------------

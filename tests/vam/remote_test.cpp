@@ -60,10 +60,15 @@ TEST(VamThreads, ObjectsFreedByAnotherThreadAreReusedByTheOwner) {
   for (void *p : w) vam_free(p);
 }
 
+// The node after f on a remote stack, wherever f keeps its link (remote.hpp).
+alloclab::vam::FreeObj *next_node(alloclab::vam::FreeObj *f) {
+  return alloclab::vam::remote_next(f, alloclab::vam::remote_form(alloclab::vam::object_segment(f)));
+}
+
 // Objects on a heap's remote stack, counted without taking them.
 size_t remote_count(alloclab::vam::Heap *h) {
   size_t n = 0;
-  for (auto *f = h->remote.load(std::memory_order_acquire); f; f = alloclab::vam::remote_next(f)) ++n;
+  for (auto *f = h->remote.load(std::memory_order_acquire); f; f = next_node(f)) ++n;
   return n;
 }
 
@@ -105,7 +110,7 @@ TEST(VamThreads, RemoteFreesGoToTheOwnerInBatchesAndAtTheFreeingThreadsExit) {
     // The rest came with the thread's exit (with std::thread's own state,
     // which main allocated and the thread freed). `sent` was reserved up
     // front: an allocation here could drain the list.
-    for (auto *f = h->remote.load(std::memory_order_acquire); f; f = alloclab::vam::remote_next(f))
+    for (auto *f = h->remote.load(std::memory_order_acquire); f; f = next_node(f))
       sent.push_back(f);
     for (uint32_t i = 0; i < kRemoteBatch + 5; ++i) EXPECT_EQ(std::count(sent.begin(), sent.end(), v[i]), 1) << i;
     // The full batch, 48-byte objects (room for the drain's hint), newest
