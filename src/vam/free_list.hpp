@@ -50,19 +50,20 @@ constexpr std::uint64_t link_inverse(std::uint64_t a) noexcept {
 }
 inline constexpr std::uint64_t kLinkMix = link_inverse(kLinkUnmix);
 static_assert(kLinkMix * kLinkUnmix == 1);
-// Every change of one byte of a stored link (by -255..255 in byte j) moves
-// the decoded product by at least the segment's size, either way.
-constexpr bool one_byte_changes_leave_the_segment() noexcept {
+// Does every change of one byte of a stored word (by -255..255 in byte j)
+// move its product with `unmix` by at least 2^bits, either way?
+constexpr bool one_byte_changes_move(std::uint64_t unmix, int bits) noexcept {
   for (int j = 0; j < 8; ++j)
     for (std::int64_t d = -255; d <= 255; ++d) {
       if (d == 0) continue;
-      const std::uint64_t moved = (static_cast<std::uint64_t>(d) << (8 * j)) * kLinkUnmix;
+      const std::uint64_t moved = (static_cast<std::uint64_t>(d) << (8 * j)) * unmix;
       const auto m = static_cast<std::int64_t>(moved);
-      if (m > -(std::int64_t{1} << 22) && m < (std::int64_t{1} << 22)) return false;
+      if (m > -(std::int64_t{1} << bits) && m < (std::int64_t{1} << bits)) return false;
     }
   return true;
 }
-static_assert(one_byte_changes_leave_the_segment());
+// A link changed in one byte decodes outside its segment.
+static_assert(one_byte_changes_move(kLinkUnmix, static_cast<int>(kSegmentShift)));
 
 inline FreeObj *free_link_decode(const FreeObj *f) noexcept {
   return reinterpret_cast<FreeObj *>((reinterpret_cast<std::uintptr_t>(f->next) * kLinkUnmix) ^ g_free_key);

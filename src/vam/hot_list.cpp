@@ -2,6 +2,8 @@
 #include "vam/hot_list.hpp"
 
 #include "vam/check.hpp"
+#include "vam/large_region.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -14,9 +16,11 @@ namespace alloclab::vam {
   const FreeObj *pushed = b->free;
   for (unsigned n = hot_length(v); n > 0; --n) {
     void *q = hot_head(v);
-    v = n > 1 ? *static_cast<const std::uintptr_t *>(q) ^ g_free_key : 0;
+    // Before q's link is read: a drain that applies another thread's free
+    // of q has cleared it.
+    if (q == pushed) corruption("free(): double free detected", q);
+    v = n > 1 ? hot_rest(v, HotOp::free) : 0;
     if (block_holds(b, q)) {
-      if (q == pushed) corruption("free(): double free detected", q);
       auto *f = static_cast<FreeObj *>(q);
       free_link_set(f, b->free);
       b->free = f;
@@ -29,11 +33,35 @@ namespace alloclab::vam {
   store_relaxed<std::uint16_t>(b->used, b->used - back);
   std::uintptr_t rest = 0;
   for (unsigned i = kept; i-- > 0;) {
-    *static_cast<std::uintptr_t *>(keep[i]) = rest ^ g_free_key;
+    *static_cast<std::uintptr_t *>(keep[i]) = hot_encode(rest);
     rest = hot_word(keep[i], kept - i);
   }
   set_class_hot(h, b->cls, rest);
 }
+
+// A rest that fails hot_rest's test. Another thread's free of the head,
+// after its owner's free put it on the list, wrote its own word there: the
+// remote mark, or a link XOR the mark that leads to null or into vam's
+// segments (remote.hpp). That is a double free; anything else, an overflow
+// or a write after free.
+void hot_link_broken(HotOp op, const void *head) noexcept {
+  const std::uintptr_t link = *static_cast<const std::uintptr_t *>(head) ^ remote_mark_base(head);
+  const bool remote = link == 0 || segment_known(object_segment(reinterpret_cast<const void *>(link)));
+  switch (op) {
+    case HotOp::malloc:
+      if (remote) corruption("malloc(): double free detected (one free by another thread)", head);
+      corruption_near("malloc()", head);
+    case HotOp::free:
+      if (remote) corruption("free(): double free detected (one free by another thread)", head);
+      corruption_near("free()", head);
+    case HotOp::realloc:
+      if (remote) corruption("realloc(): double free detected (one free by another thread)", head);
+      corruption_near("realloc()", head);
+  }
+  __builtin_unreachable();
+}
+
+void *hot_take_broken(const void *head) noexcept { hot_link_broken(HotOp::malloc, head); }
 
 // Each hot object's block is full: small_free_slow regains it, which takes
 // the block's hot objects back, and retires it if they were its last.

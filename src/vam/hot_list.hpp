@@ -7,9 +7,13 @@
 //
 // The list is one word: its head, with its length less one in the top bits
 // (hot_word), or 0. Each object's first word holds the rest of the list the
-// same way, g_free_key-encoded (0 at the end), so a pop moves that word into
+// same way, encoded (hot_encode; 0 at the end), so a pop moves that word into
 // the entry and reads no length; a list of one is the object's bare address,
-// its first word untouched.
+// its first word untouched. A rest read from an object must be one shorter
+// than the list it was read from (hot_rest): a link written over after the
+// free (an overflow of the object before, a write after free, another
+// thread's free of the same object) aborts before malloc hands out what it
+// decodes to.
 //
 // Rules:
 // - A hot object's block is full and counts it as live (statistics subtract
@@ -52,14 +56,46 @@ inline unsigned hot_length(std::uintptr_t v) noexcept {
 inline std::uintptr_t hot_word(const void *head, unsigned length) noexcept {
   return reinterpret_cast<std::uintptr_t>(head) | std::uintptr_t{length - 1} << kHotLenShift;
 }
+// A rest is stored as (rest ^ g_free_key) * kHotMix and read back by
+// multiplying with kHotUnmix, then the XOR. Unlike a block's link
+// (free_list.hpp), whose decoded value need only leave the segment, a
+// rest's must keep its top 17 bits (the length, and the zeroes above a
+// user-space head) exactly: the constant moves the product by at least 2^47
+// for a change of any one byte, so such a change always reaches them.
+inline constexpr std::uint64_t kHotUnmix = 0xbf58'476d'1ce4'e5b9ull;
+inline constexpr std::uint64_t kHotMix = link_inverse(kHotUnmix);
+static_assert(kHotMix * kHotUnmix == 1);
+inline constexpr int kHotCheckShift = 47;
+static_assert(one_byte_changes_move(kHotUnmix, kHotCheckShift));
+inline std::uintptr_t hot_encode(std::uintptr_t rest) noexcept { return (rest ^ g_free_key) * kHotMix; }
+inline std::uintptr_t hot_decode(std::uintptr_t w) noexcept { return (w * kHotUnmix) ^ g_free_key; }
 // Does word w, decoded, read as a link of a list (a user-space head and a
-// length below kHotMax)? For data, by chance: about 1 in 2^12 (nine bits
-// that must match the key's, and a length field below 31 of 256); such a
-// match costs a walk of the list, nothing more.
+// length below kHotMax)? Never for 0 (g_free_key's top bit); for data, by
+// chance, about 1 in 2^12 (nine bits that must be zero, and a length field
+// below 31 of 256); such a match costs a walk of the list, nothing more.
 inline bool hot_link_like(std::uintptr_t w) noexcept {
-  const std::uintptr_t x = w ^ g_free_key;
-  return (x & kHotHeadMask) >> 47 == 0 && (x >> kHotLenShift) < kHotMax;
+  const std::uintptr_t x = hot_decode(w);
+  return (x & kHotHeadMask) >> kHotCheckShift == 0 && (x >> kHotLenShift) < kHotMax;
 }
+// The rest of list v (two objects or more), read from its head's first word:
+// its top bits must be v's with the length one less (the head below 2^47 in
+// both). Else the word was written over, and the abort names the head and
+// `op`, the call that found it (hot_list.cpp, hot_link_broken).
+enum class HotOp : std::uint8_t { malloc, free, realloc };
+[[noreturn]] void hot_link_broken(HotOp op, const void *head) noexcept;
+inline bool hot_rest_fits(std::uintptr_t v, std::uintptr_t rest) noexcept {
+  return ((rest ^ (v - (std::uintptr_t{1} << kHotLenShift))) >> kHotCheckShift) == 0;
+}
+inline std::uintptr_t hot_rest(std::uintptr_t v, HotOp op) noexcept {
+  const auto *w = static_cast<const std::uintptr_t *>(hot_head(v));
+  const std::uintptr_t rest = hot_decode(*w);
+  if (VAM_UNLIKELY(!hot_rest_fits(v, rest))) hot_link_broken(op, w);
+  return rest;
+}
+// hot_link_broken for malloc's pop. It aborts, but is not declared
+// [[noreturn]], so that malloc reaches it by a tail jump and its fast path
+// sets up no stack frame for the call.
+void *hot_take_broken(const void *head) noexcept;
 // The hot list of class cls, 0 when empty, and its head. The heap's owner
 // writes it; statistics read its length from other threads (from the entry,
 // never from an object): relaxed atomics, plain moves.
@@ -85,18 +121,21 @@ inline void set_class_hot(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
     return reinterpret_cast<void *>(v);
   }
   auto *w = static_cast<std::uintptr_t *>(hot_head(v));
-  store_relaxed(entry, *w ^ g_free_key);
+  const std::uintptr_t rest = hot_decode(*w);
+  if (VAM_UNLIKELY(!hot_rest_fits(v, rest))) return hot_take_broken(w);
+  store_relaxed(entry, rest);
   *w = 0;
   return w;
 }
 inline void *hot_pop(Heap *h, unsigned cls, std::uintptr_t v) noexcept {
   return hot_take(h->slots[front_slot(cls)].hot, v);
 }
-// Is p on the hot list v? (A walk of at most kHotMax links.)
-inline bool hot_holds(std::uintptr_t v, const void *p) noexcept {
+// Is p on the hot list v? (A walk of at most kHotMax links, each checked;
+// `op` names the caller in an abort.)
+inline bool hot_holds(std::uintptr_t v, const void *p, HotOp op) noexcept {
   for (unsigned n = hot_length(v); n > 0; --n) {
     if (hot_head(v) == p) return true;
-    if (n > 1) v = *static_cast<const std::uintptr_t *>(hot_head(v)) ^ g_free_key;
+    if (n > 1) v = hot_rest(v, op);
   }
   return false;
 }

@@ -504,7 +504,7 @@ bool hot_list_holds_of(const Heap *h, const Block *b) noexcept {
     if (n > 1) {
       const std::uintptr_t w = *static_cast<const std::uintptr_t *>(q);
       if (w == 0) return true;
-      v = w ^ g_free_key;
+      v = hot_rest(v, HotOp::free);
     }
   }
   return false;

@@ -76,15 +76,15 @@ namespace {
 // is its object alone, its first word untouched (free's fast path): with
 // another on top it becomes the end, and says so.
 inline void hot_link_on(std::uintptr_t &entry, void *p, std::uintptr_t hot) noexcept {
-  if (hot < (std::uintptr_t{1} << kHotLenShift)) *static_cast<std::uintptr_t *>(hot_head(hot)) = g_free_key;
-  *static_cast<std::uintptr_t *>(p) = hot ^ g_free_key;
+  if (hot < (std::uintptr_t{1} << kHotLenShift)) *static_cast<std::uintptr_t *>(hot_head(hot)) = hot_encode(0);
+  *static_cast<std::uintptr_t *>(p) = hot_encode(hot);
   store_relaxed(entry, reinterpret_cast<std::uintptr_t>(p) | ((hot & ~kHotHeadMask) + (std::uintptr_t{1} << kHotLenShift)));
 }
 
 // p is the head, or its first word decodes as a link (hot_link_like): on
 // the list, a double free; a word that reads as a link by chance, a push.
 [[gnu::noinline]] void hot_push_suspect(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noexcept {
-  if (hot_holds(hot, p)) return small_free_invalid(b, p);
+  if (hot_holds(hot, p, HotOp::free)) return small_free_invalid(b, p);
   void *head = hot_head(hot);
   if (block_holds(b, head)) return small_free_general(segment_of(p), b, p);
   hot_link_on(entry, p, hot);
@@ -96,10 +96,10 @@ void hot_push(std::uintptr_t &entry, Block *b, void *p, std::uintptr_t hot) noex
   void *head = hot_head(hot);
   // Both tests of a double free in one branch. Every object on a list of two
   // or more holds its link, so p on the list is the head or reads as a link;
-  // a word reads as one by chance never for null, small integers or
-  // pointers (g_free_key's top bit), nor for an object a malloc took from a
-  // list or a block (both zero the word). Of a list of one, only the head
-  // is on it: its own word may read as anything.
+  // a word reads as one never for null, so never for an object a malloc
+  // took from a list or a block (both zero the word), and for other data
+  // about once in 2^12 (hot_link_like). Of a list of one, only the head is
+  // on it: its own word may read as anything.
   if (VAM_UNLIKELY(p == head || hot_link_like(*static_cast<const std::uintptr_t *>(p))))
     return hot_push_suspect(entry, b, p, hot);
   // A second object of the head's full block (a program freeing objects
@@ -149,7 +149,7 @@ void small_check_live(Heap *h, Segment *s, void *p) noexcept {
   if (VAM_UNLIKELY(!block_handed_out(b, p))) corruption("realloc(): invalid pointer (an object never handed out)", p);
   if (VAM_UNLIKELY(state == BlockState::empty || b->used == 0)) realloc_freed(p);
   if (state == BlockState::waiting && (b->pending[i / 64] >> (i % 64) & 1)) realloc_freed(p);
-  if (state == BlockState::full && hot_holds(class_hot_list(h, b->cls), p)) realloc_freed(p);
+  if (state == BlockState::full && hot_holds(class_hot_list(h, b->cls), p, HotOp::realloc)) realloc_freed(p);
   if (looks_freed(p)) {
     if (remote_marked(p)) realloc_freed(p);
     std::size_t steps = static_cast<std::size_t>(b->end - b->start) / b->size + 1;

@@ -279,7 +279,7 @@ TEST(VamHot, AWordThatReadsAsALinkByChanceIsPushed) {
   Heap *h = segment_of(f.blocks[0][0])->owner;
   const unsigned cls = f.record(0)->cls;
   // A link to an object of the last block, which stays full and listless.
-  const std::uintptr_t like = reinterpret_cast<std::uintptr_t>(f.blocks[kLen][5]) ^ g_free_key;
+  const std::uintptr_t like = hot_encode(reinterpret_cast<std::uintptr_t>(f.blocks[kLen][5]));
   ASSERT_TRUE(hot_link_like(like));
   std::vector<char *> freed;
   for (unsigned i = 0; i < kLen; ++i) {

@@ -600,7 +600,18 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
 // block is the front, or full (p went to the hot list). Then main drains
 // (vam_collect) and mallocs as many objects again: each must abort naming
 // a double free before one address can come back twice.
-enum class Twice { remote_then_owner, owner_then_remote, remote_twice, remote_then_owner_reuses };
+// owner_hot_then_remote: main frees an object of another full block first,
+// so that p heads a hot list of two and holds its link when the other
+// thread's free writes over it; owner_hot_then_remote_reuses: and main
+// mallocs twice before it drains, popping p and then what p's word leads to.
+enum class Twice {
+  remote_then_owner,
+  owner_then_remote,
+  remote_twice,
+  remote_then_owner_reuses,
+  owner_hot_then_remote,
+  owner_hot_then_remote_reuses
+};
 
 // A thread that frees p when told to (or leaves without), made before the
 // misuse starts: its own state, which main allocates, must not take a slot
@@ -629,13 +640,34 @@ class Freer {
 int small_cross_double_free(std::size_t size, Twice how, bool full) {
   vam_free(vam_malloc(64));
   constexpr std::size_t kMany = 1100;  // more than any block's slots (kMaxSlots)
-  static void *keep[kMany];
-  static void *got[2 * kMany];
-  const std::size_t n = full ? kMany : 8;
+  static void *keep[3 * kMany];
+  static void *got[6 * kMany];
+  const bool hot = how == Twice::owner_hot_then_remote || how == Twice::owner_hot_then_remote_reuses;
+  const std::size_t n = !full ? 8 : hot ? 3 * kMany : kMany;
   for (std::size_t i = 0; i < n; ++i) keep[i] = vam_malloc(size);
   void *p = keep[3];
+  std::size_t other = 0;  // owner_hot_then_remote: keep[other], of another full block
+  if (hot) {
+    const Block *b = ClassBlocks::block(p);
+    for (std::size_t i = 4; i < n && other == 0; ++i) {
+      const Block *c = ClassBlocks::block(keep[i]);
+      if (c != b && c->state == BlockState::full && b->state == BlockState::full) other = i;
+    }
+    if (other == 0) return kSetUpFailed;
+  }
   Freer one(p), two(p);
   switch (how) {
+    case Twice::owner_hot_then_remote:
+    case Twice::owner_hot_then_remote_reuses:
+      vam_free(keep[other]);
+      vam_free(p);
+      if (class_hot(t_heap, ClassBlocks::block(p)->cls) != p) return kSetUpFailed;
+      one.free_now();
+      if (how == Twice::owner_hot_then_remote_reuses) {
+        keep[3] = vam_malloc(size);  // p, off the hot list
+        vam_free(vam_malloc(size));  // what p's word, as the list's link, led to
+      }
+      break;
     case Twice::remote_then_owner: one.free_now(); vam_free(p); break;
     case Twice::owner_then_remote: vam_free(p); one.free_now(); break;
     case Twice::remote_twice: one.free_now(); two.free_now(); break;
@@ -650,7 +682,9 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
   for (std::size_t i = 0; i < m; ++i) got[i] = vam_malloc(size);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t k = 0; k < n; ++k)
-      if (got[i] == keep[k] && (k != 3 || how == Twice::remote_then_owner_reuses)) return kHandedOutTwice;
+      if (got[i] == keep[k] && (k != 3 || how == Twice::remote_then_owner_reuses || how == Twice::owner_hot_then_remote_reuses) &&
+          (other == 0 || k != other))
+        return kHandedOutTwice;
   std::sort(got, got + m);
   return std::adjacent_find(got, got + m) != got + m ? kHandedOutTwice : 0;
 }
@@ -662,15 +696,67 @@ TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
   } cases[] = {{Twice::remote_then_owner, "by another thread, then by the owner"},
                {Twice::owner_then_remote, "by the owner, then by another thread"},
                {Twice::remote_twice, "by two other threads"},
-               {Twice::remote_then_owner_reuses, "by another thread, then by the owner, which mallocs it again"}};
+               {Twice::remote_then_owner_reuses, "by another thread, then by the owner, which mallocs it again"},
+               {Twice::owner_hot_then_remote, "by the owner onto a hot list of two, then by another thread"},
+               {Twice::owner_hot_then_remote_reuses,
+                "by the owner onto a hot list of two, then by another thread, then malloc'd by the owner"}};
   for (unsigned c = 0; c < g_layout.classes; ++c)
     for (const auto &k : cases)
       for (bool full : {false, true}) {
+        const bool hot = k.how == Twice::owner_hot_then_remote || k.how == Twice::owner_hot_then_remote_reuses;
+        if (hot && (!full || g_layout.inline_fine == 0)) continue;
         const std::size_t size = layout_usable(c);
         const Outcome o = in_child([size, how = k.how, full] { return small_cross_double_free(size, how, full); });
         ASSERT_TRUE(o.aborted() && o.err.find("double free detected") != std::string::npos)
             << size << " bytes, " << (full ? "full" : "front") << " block, freed " << k.name << ": " << describe(o);
       }
+}
+
+// ---- 1d'. A one-byte overflow into a hot object's link ---------------------
+
+// The second object of each of three full blocks freed onto the class's hot
+// list in turn (a list of `freed`, two or three: each object but the last
+// freed holds its link), then the byte one past the object before the
+// list's object `which` (0, the head, or 1) XOR-ed with `delta`: that
+// object's link's low byte. The next mallocs pop the list; the one that
+// reads the changed link must abort before it hands out what it decodes to.
+int overflow_into_hot_link(unsigned cls, unsigned delta, unsigned freed, unsigned which) {
+  const ClassBlocks cb(cls);
+  if (cb.n < 3) return kSetUpFailed;
+  const std::size_t size = layout_usable(cls);
+  char *q[3];
+  for (unsigned i = 0; i < freed; ++i) {
+    q[i] = cb.full[i][1];
+    vam_free(q[i]);
+  }
+  const std::uintptr_t v = class_hot_list(t_heap, cls);
+  if (hot_length(v) != freed || hot_head(v) != q[freed - 1]) return kSetUpFailed;
+  char *target = q[freed - 1 - which];
+  char *before = target - ClassBlocks::block(target)->size;  // live: the block's first object
+  before[ClassBlocks::block(target)->size] ^= static_cast<char>(delta);  // one byte past it: target's first
+  for (unsigned i = 0; i < freed + 1; ++i) {
+    void *m = vam_malloc(size);
+    if (!slot_start_of_class(m, cls)) return kOutsideASlot;
+    for (unsigned k = 0; k < 3; ++k)
+      for (std::size_t j = 0; j < cb.slots; ++j)
+        if (m == cb.full[k][j] && !(j == 1 && k < freed)) return kHandedOutTwice;
+  }
+  return 0;
+}
+
+TEST(VamMisuse, OneByteOverflowIntoAHotLinkAbortsForEveryClass) {
+  if (g_layout.inline_fine == 0) GTEST_SKIP() << "no hot lists in this geometry (VAM_HEADERS=on or VAM_CLASSES=coarse)";
+  const unsigned deltas[] = {0x01, 0x08, 0x10, 0x40, 0x80, 0xff};
+  for (unsigned c = 0; c < g_layout.classes; ++c)
+    for (unsigned freed : {2u, 3u})
+      for (unsigned which = 0; which + 1 < freed; ++which)
+        for (unsigned d : deltas) {
+          const Outcome o = in_child([c, d, freed, which] { return overflow_into_hot_link(c, d, freed, which); });
+          ASSERT_TRUE(o.aborted() && o.err.find("vam: malloc(): heap corruption near 0x") != std::string::npos &&
+                      o.err.find("(overflow?)") != std::string::npos)
+              << "class " << c << " size " << layout_usable(c) << ", a list of " << freed << ", link " << which
+              << ", delta " << d << ": " << describe(o);
+        }
 }
 
 // ---- 1h. A sized release of more than the object holds --------------------
