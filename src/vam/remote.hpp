@@ -14,6 +14,7 @@
 #include "vam/heap.hpp"
 #include "vam/large_region.hpp"
 #include "vam/segment.hpp"
+#include "vam/segment_map.hpp"
 
 namespace alloclab::vam {
 
@@ -72,6 +73,15 @@ inline void remote_link(FreeObj *f, RemoteForm form, const FreeObj *next) noexce
 }
 inline bool remote_marked(const void *p) noexcept {
   return *static_cast<const std::uintptr_t *>(p) == remote_mark_base(p);
+}
+// Might 8- or 16-byte object p wait on a remote chain (keyed: its first
+// word, XOR its mark, is null or a node in one of vam's segments)? For
+// program data, about once in 2^35 with a hundred segments mapped. The
+// owner's realloc asks (small_live_front, small_check_live): to it such an
+// object reads as live.
+inline bool remote_keyed_like(const void *p) noexcept {
+  const std::uintptr_t link = *static_cast<const std::uintptr_t *>(p) ^ remote_mark_base(p);
+  return link == 0 || segment_known(object_segment(reinterpret_cast<const void *>(link)));
 }
 
 // The chain first..last (linked through their links; `last_form`: how last

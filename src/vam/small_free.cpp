@@ -138,6 +138,12 @@ namespace {
 }  // namespace
 
 void small_check_live(Heap *h, Segment *s, void *p) noexcept {
+  // An 8- or 16-byte object another thread has freed, not yet applied: its
+  // word is its keyed link, which reads as data. h is the caller's heap:
+  // applied now, the free puts p where the tests below find it. (p's
+  // segment stays mapped: a collection unmaps only a segment it found
+  // empty before, and p was live until now.)
+  if (s->kind == SegKind::small && remote_keyed_like(p)) drain_remote(h);
   Block *b = block_of(s, p);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
                                               reinterpret_cast<std::uintptr_t>(b->start));

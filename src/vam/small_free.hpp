@@ -35,6 +35,7 @@
 #include "vam/heap.hpp"
 #include "vam/hot_list.hpp"
 #include "vam/layout.hpp"
+#include "vam/remote.hpp"
 #include "vam/segment.hpp"
 
 namespace alloclab::vam {
@@ -51,7 +52,8 @@ void small_free_suspect(Segment *s, Block *b, void *p, std::uint32_t slot) noexc
 void small_free_pend_list(Block *b) noexcept;
 // realloc's test that p, of a block of the calling thread's heap h, is live:
 // not on its block's list, its class's hot list or among its pending slots,
-// nor in an empty block. Aborts if it is not.
+// nor in an empty block, nor waiting on h's remote stack. Aborts if it is
+// not.
 void small_check_live(Heap *h, Segment *s, void *p) noexcept;
 // The same test's common case, for realloc's fast path (api.hpp's free
 // cache found s): an object of a front block that keeps live objects, at a
@@ -60,7 +62,10 @@ void small_check_live(Heap *h, Segment *s, void *p) noexcept;
 // asks small_check_live, which tests every case whole. A front block has
 // nothing pending and nothing on the hot list (a hot object's block is
 // full), so an object freed into it is on its list, and every object on
-// the list looks freed (free_list.hpp): what passes here passes there.
+// the list looks freed (free_list.hpp): what passes here passes there. An
+// 8- or 16-byte object another thread has freed reads as live to that test
+// (its keyed link, remote.hpp): one whose word could be such a link is not
+// known either.
 inline bool small_live_front(Segment *s, void *p, std::size_t shift) noexcept {
   const Block *b = block_of(s, p, shift);
   const auto off = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(p) -
@@ -68,7 +73,8 @@ inline bool small_live_front(Segment *s, void *p, std::size_t shift) noexcept {
   const std::uint32_t recip = b->recip;
   const std::uint32_t live_front = use_state(b) - ((static_cast<std::uint32_t>(BlockState::front) << 16) + 1);
   return static_cast<std::uint32_t>(std::uint64_t{off} * recip) < recip && live_front < 0xffff &&
-         off < static_cast<std::uint32_t>(b->bump - b->start) && !looks_freed(p);
+         off < static_cast<std::uint32_t>(b->bump - b->start) && !looks_freed(p) &&
+         !(s->kind == SegKind::small && remote_keyed_like(p));
 }
 
 // The second half of a free, the checks passed: `state`, `live` and `head`

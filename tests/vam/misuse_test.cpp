@@ -600,6 +600,9 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
 // block is the front, or full (p went to the hot list). Then main drains
 // (vam_collect) and mallocs as many objects again: each must abort naming
 // a double free before one address can come back twice.
+// remote_then_realloc: freed by another thread, then main reallocs it to
+// its own size (in place), before its drain, with another remote free
+// waiting below it.
 // owner_hot_then_remote: main frees an object of another full block first,
 // so that p heads a hot list of two and holds its link when the other
 // thread's free writes over it; owner_hot_then_remote_reuses: and main
@@ -610,7 +613,8 @@ enum class Twice {
   remote_twice,
   remote_then_owner_reuses,
   owner_hot_then_remote,
-  owner_hot_then_remote_reuses
+  owner_hot_then_remote_reuses,
+  remote_then_realloc
 };
 
 // A thread that frees p when told to (or leaves without), made before the
@@ -646,7 +650,7 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
   const std::size_t n = !full ? 8 : hot ? 3 * kMany : kMany;
   for (std::size_t i = 0; i < n; ++i) keep[i] = vam_malloc(size);
   void *p = keep[3];
-  std::size_t other = 0;  // owner_hot_then_remote: keep[other], of another full block
+  std::size_t other = 0;  // keep[other], freed as well: of another full block (owner_hot_*), or below p
   if (hot) {
     const Block *b = ClassBlocks::block(p);
     for (std::size_t i = 4; i < n && other == 0; ++i) {
@@ -655,7 +659,11 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
     }
     if (other == 0) return kSetUpFailed;
   }
-  Freer one(p), two(p);
+  // remote_then_realloc: another thread frees keep[5] first, so that p's
+  // keyed link leads to it (with nothing below, p's word is its bare mark,
+  // which the owner's realloc has long read as freed).
+  if (how == Twice::remote_then_realloc) other = 5;
+  Freer one(p), two(p), below(keep[5]);
   switch (how) {
     case Twice::owner_hot_then_remote:
     case Twice::owner_hot_then_remote_reuses:
@@ -671,6 +679,11 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
     case Twice::remote_then_owner: one.free_now(); vam_free(p); break;
     case Twice::owner_then_remote: vam_free(p); one.free_now(); break;
     case Twice::remote_twice: one.free_now(); two.free_now(); break;
+    case Twice::remote_then_realloc:
+      below.free_now();
+      one.free_now();
+      keep[3] = vam_realloc(p, size);  // p again, in place
+      break;
     case Twice::remote_then_owner_reuses:
       one.free_now();
       vam_free(p);
@@ -682,7 +695,9 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
   for (std::size_t i = 0; i < m; ++i) got[i] = vam_malloc(size);
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t k = 0; k < n; ++k)
-      if (got[i] == keep[k] && (k != 3 || how == Twice::remote_then_owner_reuses || how == Twice::owner_hot_then_remote_reuses) &&
+      if (got[i] == keep[k] &&
+          (k != 3 || how == Twice::remote_then_owner_reuses || how == Twice::owner_hot_then_remote_reuses ||
+           how == Twice::remote_then_realloc) &&
           (other == 0 || k != other))
         return kHandedOutTwice;
   std::sort(got, got + m);
@@ -690,16 +705,20 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
 }
 
 TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
+  constexpr const char *kDouble = "double free detected";
   const struct {
     Twice how;
     const char *name;
+    const char *want = kDouble;
   } cases[] = {{Twice::remote_then_owner, "by another thread, then by the owner"},
                {Twice::owner_then_remote, "by the owner, then by another thread"},
                {Twice::remote_twice, "by two other threads"},
                {Twice::remote_then_owner_reuses, "by another thread, then by the owner, which mallocs it again"},
                {Twice::owner_hot_then_remote, "by the owner onto a hot list of two, then by another thread"},
                {Twice::owner_hot_then_remote_reuses,
-                "by the owner onto a hot list of two, then by another thread, then malloc'd by the owner"}};
+                "by the owner onto a hot list of two, then by another thread, then malloc'd by the owner"},
+               {Twice::remote_then_realloc, "by another thread, then reallocated in place by the owner",
+                "vam: realloc(): double free / realloc of a freed object"}};
   for (unsigned c = 0; c < g_layout.classes; ++c)
     for (const auto &k : cases)
       for (bool full : {false, true}) {
@@ -707,7 +726,7 @@ TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
         if (hot && (!full || g_layout.inline_fine == 0)) continue;
         const std::size_t size = layout_usable(c);
         const Outcome o = in_child([size, how = k.how, full] { return small_cross_double_free(size, how, full); });
-        ASSERT_TRUE(o.aborted() && o.err.find("double free detected") != std::string::npos)
+        ASSERT_TRUE(o.aborted() && o.err.find(k.want) != std::string::npos)
             << size << " bytes, " << (full ? "full" : "front") << " block, freed " << k.name << ": " << describe(o);
       }
 }
