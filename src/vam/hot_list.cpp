@@ -2,8 +2,7 @@
 #include "vam/hot_list.hpp"
 
 #include "vam/check.hpp"
-#include "vam/large_region.hpp"
-#include "vam/segment_map.hpp"
+#include "vam/remote.hpp"
 
 namespace alloclab::vam {
 
@@ -40,25 +39,17 @@ namespace alloclab::vam {
 }
 
 // A rest that fails hot_rest's test. Another thread's free of the head,
-// after its owner's free put it on the list, wrote its own word there: the
-// remote mark, or a link XOR the mark that leads to null or into vam's
-// segments (remote.hpp). That is a double free; anything else, an overflow
-// or a write after free.
+// after its owner's free put it on the list, wrote its own word there (the
+// remote mark, or a link XOR the mark: remote_keyed_like): a double free.
+// Anything else is an overflow or a write after free.
 void hot_link_broken(HotOp op, const void *head) noexcept {
-  const std::uintptr_t link = *static_cast<const std::uintptr_t *>(head) ^ remote_mark_base(head);
-  const bool remote = link == 0 || segment_known(object_segment(reinterpret_cast<const void *>(link)));
-  switch (op) {
-    case HotOp::malloc:
-      if (remote) corruption("malloc(): double free detected (one free by another thread)", head);
-      corruption_near("malloc()", head);
-    case HotOp::free:
-      if (remote) corruption("free(): double free detected (one free by another thread)", head);
-      corruption_near("free()", head);
-    case HotOp::realloc:
-      if (remote) corruption("realloc(): double free detected (one free by another thread)", head);
-      corruption_near("realloc()", head);
-  }
-  __builtin_unreachable();
+  static constexpr const char *kDoubleFree[] = {"malloc(): double free detected (one free by another thread)",
+                                                "free(): double free detected (one free by another thread)",
+                                                "realloc(): double free detected (one free by another thread)"};
+  static constexpr const char *kCall[] = {"malloc()", "free()", "realloc()"};
+  const auto i = static_cast<unsigned>(op);
+  if (remote_keyed_like(head)) corruption(kDoubleFree[i], head);
+  corruption_near(kCall[i], head);
 }
 
 void *hot_take_broken(const void *head) noexcept { hot_link_broken(HotOp::malloc, head); }
