@@ -54,9 +54,12 @@ void remote_flush(RemoteBatch &b) noexcept {
 // proves the double free; not finding it proves nothing (the owner may have
 // taken p off meanwhile), and the free goes on: the word was data, or the
 // owner handed p out again, the one misuse no check here can see.
-void remote_free_suspect(Segment *s, void *p) noexcept {
+void remote_free_suspect(Segment *s, void *p, RemoteOp op) noexcept {
+  const bool by_free = op == RemoteOp::free;
   if (remote_form(s) == RemoteForm::marked && remote_marked(p))
-    corruption("free(): double free detected (freed by another thread already)", p);
+    corruption(by_free ? "free(): double free detected (freed by another thread already)"
+                       : "realloc(): double free / realloc of a freed object (freed by another thread already)",
+               p);
   Block *b = block_of(s, p);
   const char *start = load_relaxed(b->start);
   const char *end = load_relaxed(b->end);
@@ -66,7 +69,10 @@ void remote_free_suspect(Segment *s, void *p) noexcept {
   for (FreeObj *f = load_relaxed(b->free); free_list_has(f) && steps-- != 0;) {
     const auto off = static_cast<std::uintptr_t>(reinterpret_cast<char *>(f) - start);
     if (off >= static_cast<std::uintptr_t>(end - start) || off % size != 0) return;
-    if (f == p) corruption("free(): double free detected (by its owner and another thread)", p);
+    if (f == p)
+      corruption(by_free ? "free(): double free detected (by its owner and another thread)"
+                         : "realloc(): double free / realloc of a freed object (freed by its owner)",
+                 p);
     f = reinterpret_cast<FreeObj *>((load_relaxed(*reinterpret_cast<std::uintptr_t *>(f)) * kLinkUnmix) ^ g_free_key);
   }
 }

@@ -114,9 +114,24 @@ FreeObj *remote_keyed_next(FreeObj *f) noexcept;
 // a first word that reads as a link (looks_freed) is a mark (the object
 // waits on a chain already: a double free), a block list's link (the owner
 // freed it: the list is walked to confirm), or, once in 2^42, data.
-void remote_free_suspect(Segment *s, void *p) noexcept;
+// `op` names the call in the abort: a remote free, or a realloc by a thread
+// that does not own p (remote_realloc_keeps).
+enum class RemoteOp : std::uint8_t { free, realloc };
+void remote_free_suspect(Segment *s, void *p, RemoteOp op = RemoteOp::free) noexcept;
 inline void remote_check(Segment *s, void *p) noexcept {
   if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p);
+}
+// realloc of small or medium object p by a thread that does not own its
+// block: the checks of a remote free (a medium object's mark, the owner's
+// list), naming realloc; then, whether p may stay in place. An 8- or
+// 16-byte object whose word could be a keyed link (remote_keyed_like) may
+// wait on a chain already, which only its owner can tell (small_check_live
+// drains first): it moves, and its free then meets the first at the
+// owner's drain (remote_keyed_next) rather than being handed back to the
+// program while its owner hands it out again.
+inline bool remote_realloc_keeps(Segment *s, void *p) noexcept {
+  if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p, RemoteOp::realloc);
+  return !(s->kind == SegKind::small && remote_keyed_like(p));
 }
 
 // Free into another thread's heap, alone (remote_free_large marks a large

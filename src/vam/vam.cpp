@@ -266,12 +266,15 @@ bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= ha
 // object came back from the next malloc too; a freed huge object's cached
 // mapping was grown, and handed out again). Another thread's small and
 // large objects are tested only as far as reads that race with no write of
-// their owner allow: a large object's in-use bits.
-std::size_t realloc_live_usable(Segment *s, void *p) noexcept {
+// their owner allow: a large object's in-use bits; a small or medium
+// object's first word and its block's list, as a remote free tests them,
+// and `keep` false when p must move all the same (remote_realloc_keeps).
+std::size_t realloc_live_usable(Segment *s, void *p, bool &keep) noexcept {
   switch (s->kind) {
     case SegKind::small:
     case SegKind::medium:
       if (s->owner == t_heap) small_check_live(t_heap, s, p);
+      else keep = remote_realloc_keeps(s, p);
       return block_of(s, p)->size - g_layout.header;
     case SegKind::large: return LargeHeap::check_live(p, s->owner == t_heap);
     default: huge_check_live(s, p); return huge_usable(s, p);
@@ -323,8 +326,9 @@ void *realloc_impl(void *p, std::size_t n) noexcept {
     free_impl(p);
     return nullptr;
   }
-  const std::size_t have = realloc_live_usable(s, p);
-  if (realloc_in_place(n, have)) return p;
+  bool keep = true;
+  const std::size_t have = realloc_live_usable(s, p, keep);
+  if (realloc_in_place(n, have) && keep) return p;
   // A large object of this thread's heap grows into a free neighbour, or
   // gives its tail back, in place.
   if (s->kind == SegKind::large && s->owner == t_heap && n > g_layout.page_max &&

@@ -602,7 +602,8 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
 // a double free before one address can come back twice.
 // remote_then_realloc: freed by another thread, then main reallocs it to
 // its own size (in place), before its drain, with another remote free
-// waiting below it.
+// waiting below it; remote_then_foreign_realloc: the same realloc by a
+// third thread, which owns nothing there (main drains after it has left).
 // owner_hot_then_remote: main frees an object of another full block first,
 // so that p heads a hot list of two and holds its link when the other
 // thread's free writes over it; owner_hot_then_remote_reuses: and main
@@ -614,21 +615,25 @@ enum class Twice {
   remote_then_owner_reuses,
   owner_hot_then_remote,
   owner_hot_then_remote_reuses,
-  remote_then_realloc
+  remote_then_realloc,
+  remote_then_foreign_realloc
 };
 
 // A thread that frees p when told to (or leaves without), made before the
 // misuse starts: its own state, which main allocates, must not take a slot
 // the misuse has freed (a 16-byte one, for std::thread's state of a lambda).
+// With `realloc_to`, it reallocates p to that size instead (result()).
 class Freer {
  public:
-  explicit Freer(void *p)
-      : t_([this, p] {
+  explicit Freer(void *p, std::size_t realloc_to = 0)
+      : t_([this, p, realloc_to] {
           int go;
           while ((go = go_.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
-          if (go == 1) vam_free(p);
+          if (go == 1 && realloc_to == 0) vam_free(p);
+          if (go == 1 && realloc_to != 0) result_ = vam_realloc(p, realloc_to);
         }) {}
   void free_now() { finish(1); }
+  void *result() const { return result_; }
   ~Freer() { finish(2); }
 
  private:
@@ -638,6 +643,7 @@ class Freer {
     t_.join();
   }
   std::atomic<int> go_{0};
+  void *result_ = nullptr;
   std::thread t_;
 };
 
@@ -662,8 +668,8 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
   // remote_then_realloc: another thread frees keep[5] first, so that p's
   // keyed link leads to it (with nothing below, p's word is its bare mark,
   // which the owner's realloc has long read as freed).
-  if (how == Twice::remote_then_realloc) other = 5;
-  Freer one(p), two(p), below(keep[5]);
+  if (how == Twice::remote_then_realloc || how == Twice::remote_then_foreign_realloc) other = 5;
+  Freer one(p), two(p), below(keep[5]), third(p, size);
   switch (how) {
     case Twice::owner_hot_then_remote:
     case Twice::owner_hot_then_remote_reuses:
@@ -684,6 +690,12 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
       one.free_now();
       keep[3] = vam_realloc(p, size);  // p again, in place
       break;
+    case Twice::remote_then_foreign_realloc:
+      below.free_now();
+      one.free_now();
+      third.free_now();  // joined: its batch of remote frees, if any, is sent
+      keep[3] = third.result();
+      break;
     case Twice::remote_then_owner_reuses:
       one.free_now();
       vam_free(p);
@@ -697,7 +709,7 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
     for (std::size_t k = 0; k < n; ++k)
       if (got[i] == keep[k] &&
           (k != 3 || how == Twice::remote_then_owner_reuses || how == Twice::owner_hot_then_remote_reuses ||
-           how == Twice::remote_then_realloc) &&
+           how == Twice::remote_then_realloc || how == Twice::remote_then_foreign_realloc) &&
           (other == 0 || k != other))
         return kHandedOutTwice;
   std::sort(got, got + m);
@@ -718,7 +730,9 @@ TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
                {Twice::owner_hot_then_remote_reuses,
                 "by the owner onto a hot list of two, then by another thread, then malloc'd by the owner"},
                {Twice::remote_then_realloc, "by another thread, then reallocated in place by the owner",
-                "vam: realloc(): double free / realloc of a freed object"}};
+                "vam: realloc(): double free / realloc of a freed object"},
+               {Twice::remote_then_foreign_realloc, "by another thread, then reallocated by a third thread",
+                "double free"}};  // found by realloc (a medium object's mark) or by the drain
   for (unsigned c = 0; c < g_layout.classes; ++c)
     for (const auto &k : cases)
       for (bool full : {false, true}) {
@@ -729,6 +743,46 @@ TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
         ASSERT_TRUE(o.aborted() && o.err.find(k.want) != std::string::npos)
             << size << " bytes, " << (full ? "full" : "front") << " block, freed " << k.name << ": " << describe(o);
       }
+}
+
+// A live 8- or 16-byte object whose first word reads as a keyed remote link
+// (here the chain's end, its bare mark: remote_keyed_like), reallocated to
+// its own size by a thread that does not own it: only the owner could tell
+// it from one waiting on a chain, so it moves, its bytes kept, and nothing
+// aborts; then no address comes back twice.
+int foreign_realloc_of_link_like(std::size_t size) {
+  vam_free(vam_malloc(64));
+  constexpr std::size_t kSome = 64;
+  void *keep[kSome];
+  for (auto &k : keep) k = vam_malloc(size);
+  auto *p = static_cast<std::uintptr_t *>(keep[3]);
+  memset(p, 0x3c, size);
+  *p = remote_mark_base(p);
+  if (!remote_keyed_like(p)) return kSetUpFailed;
+  Freer third(p, size);
+  third.free_now();
+  auto *r = static_cast<std::uintptr_t *>(third.result());
+  if (r == nullptr || r == p || *r != remote_mark_base(p)) return 7;
+  for (std::size_t i = sizeof *r; i < size; ++i)
+    if (reinterpret_cast<unsigned char *>(r)[i] != 0x3c) return 7;
+  keep[3] = r;
+  vam_collect();  // applies the free of p
+  void *got[2 * kSome];
+  for (auto &g : got) g = vam_malloc(size);
+  for (void *g : got)
+    for (void *k : keep)
+      if (g == k) return kHandedOutTwice;
+  std::sort(got, got + 2 * kSome);
+  return std::adjacent_find(got, got + 2 * kSome) != got + 2 * kSome ? kHandedOutTwice : 0;
+}
+
+TEST(VamMisuse, ForeignReallocOfALiveObjectThatReadsAsALinkMovesIt) {
+  for (unsigned c = 0; c < g_layout.classes; ++c) {
+    const std::size_t size = layout_usable(c);
+    if (size > 16) break;
+    const Outcome o = in_child([size] { return foreign_realloc_of_link_like(size); });
+    ASSERT_EQ(o.code(), 0) << size << " bytes: " << describe(o);
+  }
 }
 
 // ---- 1d'. A one-byte overflow into a hot object's link ---------------------
