@@ -115,10 +115,27 @@ Chunk *LargeHeap::take(Chunk *c, std::size_t s) noexcept {
 }
 
 // Whether `next`, the link of a chunk popped from a quick list of n chunks,
-// can be the list's next chunk: n > 1, 16-aligned, held on a quick list.
+// can be the list's next chunk: n > 1, held on a quick list (the link read
+// back is 16-aligned and below 2^47: chunk_link_fits).
 static bool quick_link_fits(const Chunk *next, int n) noexcept {
-  return n > 1 && (reinterpret_cast<std::uintptr_t>(next) & 15) == 0 &&
-         (next->head & (kChunkInUse | kChunkQuick)) == (kChunkInUse | kChunkQuick);
+  return n > 1 && (next->head & (kChunkInUse | kChunkQuick)) == (kChunkInUse | kChunkQuick);
+}
+
+void chunk_link_broken(const Chunk *c) noexcept {
+  corruption("heap corruption: a freed large object's link was overwritten (write after free?)",
+             reinterpret_cast<const char *>(c) + kChunkHeader);
+}
+
+// Hardening: the link is the payload's first word, which a write after free
+// reaches. The list's count says whether c is its last chunk; a link that
+// disagrees, or that names no chunk held on a quick list, was written over
+// (docs/notes/2026-11-29-git-gap.md), and is not followed.
+Chunk *LargeHeap::quick_next(const Chunk *c, int n, const char *what) noexcept {
+  const std::uintptr_t v = chunk_link_value(c->next);
+  auto *next = reinterpret_cast<Chunk *>(v);
+  if (VAM_UNLIKELY(!chunk_link_fits(v) || (next == nullptr ? n != 1 : !quick_link_fits(next, n))))
+    corruption(what, reinterpret_cast<const char *>(c) + kChunkHeader);
+  return next;
 }
 
 // A chunk of at least s bytes from the quick lists, or null: the head of
@@ -130,14 +147,7 @@ Chunk *LargeHeap::quick_take(std::size_t s) noexcept {
   for (int i = q; i <= q + 1 && i < kQuickLists; ++i) {
     Chunk *c = quick_[i];
     if (c == nullptr || chunk_size(c) < s) continue;
-    Chunk *next = c->next;
-    // Hardening: the link is the payload's first word, which a write after
-    // free reaches. The list's count says whether c is its last chunk; a link
-    // that disagrees, or that names no chunk held on a quick list, was
-    // written over (docs/notes/2026-11-29-git-gap.md).
-    if (VAM_UNLIKELY(next == nullptr ? quick_n_[i] != 1 : !quick_link_fits(next, quick_n_[i])))
-      corruption("malloc(): corrupted quick list (write after free?)", chunk_payload(c));
-    quick_[i] = next;
+    quick_[i] = quick_next(c, quick_n_[i], "malloc(): corrupted quick list (write after free?)");
     --quick_n_[i];
     quick_bytes_ -= chunk_size(c);
     c->head &= ~kChunkQuick;
@@ -160,7 +170,7 @@ bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
   if (budget < kQuickFloor) budget = kQuickFloor;
   if (quick_n_[q] >= kQuickPerList || quick_bytes_ + s > budget) return false;
   c->head |= kChunkQuick;
-  c->next = quick_[q];
+  c->next = chunk_link_encode(quick_[q]);
   quick_[q] = c;
   ++quick_n_[q];
   quick_bytes_ += s;
@@ -172,8 +182,9 @@ bool LargeHeap::quick_put(Chunk *c, std::size_t s) noexcept {
 void LargeHeap::quick_flush() noexcept {
   if (quick_bytes_ == 0) return;
   for (int i = 0; i < kQuickLists; ++i) {
-    for (Chunk *c = quick_[i], *next; c != nullptr; c = next) {
-      next = c->next;
+    int n = quick_n_[i];
+    for (Chunk *c = quick_[i], *next; c != nullptr; c = next, --n) {
+      next = quick_next(c, n, "corrupted quick list (write after free?)");
       c->head &= ~kChunkQuick;
       free(chunk_payload(c), -2);
     }

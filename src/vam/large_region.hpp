@@ -76,23 +76,65 @@ inline bool large_freed_remotely(const void *p) noexcept {
   const std::uintptr_t d = static_cast<const std::uintptr_t *>(p)[1] - remote_mark_base(p);
   return d == kRemotePendingMark || d == kRemoteInnerMark;
 }
+// Whether p can be a large object's start in its region: 16-aligned and
+// past the region's header and its first chunk's tag. Every other check of
+// a large pointer reads the tag 16 bytes before it, which for a pointer
+// below lies in the header, or before the segment in memory that may not
+// be mapped: the callers test this first (vam.cpp: free, realloc,
+// malloc_usable_size).
+inline bool large_start_plausible(const void *p) noexcept {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return (a & 15) == 0 && (a & (kSegmentBytes - 1)) >= kRegionFirstChunk + kChunkHeader;
+}
 inline void *chunk_payload(Chunk *c) noexcept { return reinterpret_cast<char *>(c) + kChunkHeader; }
 
-// How FitBins reaches a free chunk's size and links: plain fields.
+// A free chunk's links (next, prev) and a quick chunk's (next) are the
+// first words of its payload, where a write after free or an overflow of
+// the chunk before lands. They are stored as a block's links are
+// (free_list.hpp), with a 64-bit constant: (link ^ g_free_key) * kChunkMix.
+// Read back, a link must be null or a 16-aligned address below 2^47: a
+// change of any one byte of the stored word moves the value read by at
+// least 2^47 (static_assert), so it fails that test, and a change of more
+// bytes passes it about once in 2^21. A link that fails aborts before it is
+// followed: a link written over used to be followed into memory no chunk
+// is (a fault) or into the middle of an object.
+inline constexpr std::uint64_t kChunkUnmix = 0x94d0'49bb'1331'11ebull;
+inline constexpr std::uint64_t kChunkMix = link_inverse(kChunkUnmix);
+static_assert(kChunkMix * kChunkUnmix == 1);
+static_assert(one_byte_changes_move(kChunkUnmix, 47));
+inline constexpr std::uintptr_t kChunkLinkBad = ~((std::uintptr_t{1} << 47) - 1) | 15;
+inline Chunk *chunk_link_encode(const Chunk *c) noexcept {
+  return reinterpret_cast<Chunk *>((reinterpret_cast<std::uintptr_t>(c) ^ g_free_key) * kChunkMix);
+}
+// The stored link `w`, read back (check it with chunk_link_fits).
+inline std::uintptr_t chunk_link_value(const Chunk *w) noexcept {
+  return (reinterpret_cast<std::uintptr_t>(w) * kChunkUnmix) ^ g_free_key;
+}
+inline bool chunk_link_fits(std::uintptr_t v) noexcept { return (v & kChunkLinkBad) == 0; }
+// Aborts: free chunk c's link was written over (large_region.cpp).
+[[noreturn]] void chunk_link_broken(const Chunk *c) noexcept;
+inline Chunk *chunk_link_decode(const Chunk *c, const Chunk *w) noexcept {
+  const std::uintptr_t v = chunk_link_value(w);
+  if (VAM_UNLIKELY(!chunk_link_fits(v))) chunk_link_broken(c);
+  return reinterpret_cast<Chunk *>(v);
+}
+
+// How FitBins reaches a free chunk's size and links: encoded, and checked
+// when read.
 struct ChunkLinks {
   using Node = Chunk;
   static std::size_t size(Chunk *c) noexcept { return chunk_size(c); }
-  static Chunk *next(Chunk *c) noexcept { return c->next; }
+  static Chunk *next(Chunk *c) noexcept { return chunk_link_decode(c, c->next); }
   static void set_links(Chunk *c, Chunk *n, Chunk *p) noexcept {
-    c->next = n;
-    c->prev = p;
+    c->next = chunk_link_encode(n);
+    c->prev = chunk_link_encode(p);
   }
   static void get_links(Chunk *c, Chunk **n, Chunk **p) noexcept {
-    *n = c->next;
-    *p = c->prev;
+    *n = chunk_link_decode(c, c->next);
+    *p = chunk_link_decode(c, c->prev);
   }
-  static void set_next(Chunk *c, Chunk *n) noexcept { c->next = n; }
-  static void set_prev(Chunk *c, Chunk *p) noexcept { c->prev = p; }
+  static void set_next(Chunk *c, Chunk *n) noexcept { c->next = chunk_link_encode(n); }
+  static void set_prev(Chunk *c, Chunk *p) noexcept { c->prev = chunk_link_encode(p); }
 };
 
 // Quick lists: freed chunks of up to kQuickMaxChunk bytes held whole, not
@@ -243,6 +285,9 @@ class LargeHeap {
   bool add_region() noexcept;
   Chunk *take(Chunk *c, std::size_t s) noexcept;
   Chunk *quick_take(std::size_t s) noexcept;
+  // The next chunk after c, the first of n on a quick list, checked
+  // (`what` names the call in the abort).
+  static Chunk *quick_next(const Chunk *c, int n, const char *what) noexcept;
   bool quick_put(Chunk *c, std::size_t s) noexcept;
   void release_tail(Chunk *c, std::size_t keep) noexcept;
   void touch(Segment *seg, Chunk *c) noexcept;

@@ -209,6 +209,7 @@ void free_checked(Segment *s, void *p) noexcept {
         remote_free(s->owner, p, remote_form(s));
     }
   } else if (s->kind == SegKind::large) {
+    if (VAM_UNLIKELY(!large_start_plausible(p))) corruption("free(): invalid pointer (not the start of a large object)", p);
     if (s->owner == h) large_free_local(h, p);
     else remote_free_large(s->owner, p);
   } else {
@@ -250,7 +251,10 @@ std::size_t usable_size_impl(const void *p) noexcept {
   switch (s->kind) {
     case SegKind::small:
     case SegKind::medium: return block_of(s, p)->size - g_layout.header;
-    case SegKind::large: return LargeHeap::usable(p);
+    case SegKind::large:
+      if (VAM_UNLIKELY(!large_start_plausible(p)))
+        corruption("malloc_usable_size(): invalid pointer (not the start of a large object)", p);
+      return LargeHeap::usable(p);
     default: return huge_usable(s, p);
   }
 }
@@ -276,7 +280,10 @@ std::size_t realloc_live_usable(Segment *s, void *p, bool &keep) noexcept {
       if (s->owner == t_heap) small_check_live(t_heap, s, p);
       else keep = remote_realloc_keeps(s, p);
       return block_of(s, p)->size - g_layout.header;
-    case SegKind::large: return LargeHeap::check_live(p, s->owner == t_heap);
+    case SegKind::large:
+      if (VAM_UNLIKELY(!large_start_plausible(p)))
+        corruption("realloc(): invalid pointer (not the start of a large object)", p);
+      return LargeHeap::check_live(p, s->owner == t_heap);
     default: huge_check_live(s, p); return huge_usable(s, p);
   }
 }

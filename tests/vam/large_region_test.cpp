@@ -186,6 +186,74 @@ TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
   }
 }
 
+TEST(VamLarge, AWriteAfterFreeIntoAFreeChunksLinksAbortsBeforeTheyAreFollowed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // A freed object too big for the quick lists is a free chunk on the size
+  // lists, its links the payload's first two words. Either changed in one
+  // byte, the next malloc that takes the chunk off its list, or walks the
+  // list past it, must abort rather than follow it (the next link, the
+  // previous one; each of three byte values).
+  for (int word : {0, 1})
+    for (unsigned delta : {0x01u, 0x10u, 0x80u}) {
+      EXPECT_DEATH(
+          {
+            vam_collect();
+            void *before = vam_malloc(100000);
+            char *a = static_cast<char *>(vam_malloc(100000));
+            void *after = vam_malloc(100000);
+            vam_free(a);  // its neighbours live: a free chunk of its own
+            a[8 * word] ^= static_cast<char>(delta);
+            for (int i = 0; i < 3; ++i) vam_malloc(100000);
+            vam_free(before);
+            vam_free(after);
+          },
+          "vam: heap corruption: a freed large object's link was overwritten \\(write after free\\?\\)");
+    }
+}
+
+TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsWhenTheListsAreSwept) {
+  if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: no quick list holds the chunk";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // A sweep (vam_collect, a thread's exit, a heap over its budget) walks
+  // every quick list to free its chunks: a link written over must stop it,
+  // at the list's last chunk (its null link) and at the one before.
+  for (int held : {1, 2}) {
+    EXPECT_DEATH(
+        {
+          sweep_if_quick();
+          char *a = static_cast<char *>(vam_malloc(12000));
+          char *b = static_cast<char *>(vam_malloc(12000));
+          void *guard = vam_malloc(12000);
+          vam_free(a);
+          if (held == 2) vam_free(b);
+          a[1] ^= 0x40;  // the link of the list's last chunk
+          vam_collect();
+          vam_free(guard);
+        },
+        "vam: corrupted quick list \\(write after free\\?\\)");
+  }
+}
+
+TEST(VamLarge, APointerBeforeARegionsFirstObjectAbortsForEveryCall) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // A pointer into a region's header or its first chunk's tag names no
+  // object; its own tag would lie in the header or before the region, in
+  // memory that may not be mapped. free, realloc and malloc_usable_size
+  // of it abort, naming it, rather than read there.
+  void *p = vam_malloc(12000);
+  char *region = reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{(4u << 20) - 1});
+  for (std::size_t off : {std::size_t{1}, std::size_t{8}, std::size_t{16}, std::size_t{256}, std::size_t{264}}) {
+    char *q = region + off;
+    EXPECT_DEATH(vam_free(q), "vam: free\\(\\): invalid pointer \\(not the start of a large object\\)") << off;
+    EXPECT_DEATH(vam_realloc(q, 100), "vam: realloc\\(\\): invalid pointer \\(not the start of a large object\\)")
+        << off;
+    EXPECT_DEATH(vam_usable_size(q),
+                 "vam: malloc_usable_size\\(\\): invalid pointer \\(not the start of a large object\\)")
+        << off;
+  }
+  vam_free(p);
+}
+
 TEST(VamLarge, RemoteFreesWaitOnlyWhileTheQuickListsServe) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: every large malloc applies the remote frees";
   // A large malloc served from a quick list leaves the heap's remote frees

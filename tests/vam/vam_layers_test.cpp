@@ -225,6 +225,16 @@ TEST(HostHugePages, TheBalloonIsFoundAmongOtherDevicesAndPastAGapInTheirNumbers)
 // The large heap's free lists: FitBins over chunk headers, vam's geometry
 // (exact lists 16 bytes apart below 32 KiB, eight per power of two above,
 // best fit inside those).
+}  // namespace
+
+namespace alloclab::vam {
+// The bins' links are checked when read (large_region.hpp); this program
+// links none of vam's aborts, so a broken link ends it here.
+void chunk_link_broken(const Chunk *) noexcept { std::abort(); }
+}  // namespace alloclab::vam
+
+namespace {
+
 TEST(LargeBins, ExactListsBelowThirtyTwoKiBThenBestFitInEighthsOfAPowerOfTwo) {
   EXPECT_EQ(LargeBins::bin_of(kMinChunk), int(kMinChunk / 16));
   EXPECT_EQ(LargeBins::bin_of(32768 - 16), kExactLargeBins - 1);
@@ -248,6 +258,17 @@ TEST(LargeBins, ExactListsBelowThirtyTwoKiBThenBestFitInEighthsOfAPowerOfTwo) {
   std::size_t total = 0;
   bins.for_each([&](Chunk *c) { total += chunk_size(c); });
   EXPECT_EQ(total, 4096u * 2 + 70000 + 66000 + 80000 + 200000);
+
+  // The links are stored encoded, and a link changed in one byte is not
+  // followed: the walk of a coarse list aborts at it.
+  EXPECT_NE(reinterpret_cast<std::uintptr_t>(chunks[3].next), reinterpret_cast<std::uintptr_t>(&chunks[2]));
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        reinterpret_cast<unsigned char *>(&chunks[3].next)[0] ^= 0x10;  // the list's head, 66000 bytes
+        bins.find(67000);
+      },
+      "");
 }
 
 }  // namespace
