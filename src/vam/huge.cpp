@@ -223,11 +223,14 @@ void huge_free(Segment *s, void *p) noexcept {
   // A live huge object has usable > 0 and starts map_bytes - usable past its
   // header; a freed one (cached) has usable == 0. A freed mapping that was
   // unmapped left the segment map first, so free_impl stopped before here.
-  const std::size_t usable = s->usable;
-  if (VAM_UNLIKELY(usable == 0)) corruption("free(): double free detected (huge object)", p);
-  if (VAM_UNLIKELY(static_cast<char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - usable)))
+  // The test and the clearing are one exchange: two threads freeing the
+  // object at once would both pass a read, and the mapping would go into
+  // the cache twice, to be handed out twice.
+  const std::size_t seen = load_relaxed(s->usable);
+  if (VAM_UNLIKELY(seen != 0 && static_cast<char *>(p) != reinterpret_cast<char *>(s) + (s->map_bytes - seen)))
     corruption("free(): invalid pointer (inside a huge object)", p);
-  s->usable = 0;
+  const std::size_t usable = std::atomic_ref<std::size_t>(s->usable).exchange(0, std::memory_order_acq_rel);
+  if (VAM_UNLIKELY(usable == 0)) corruption("free(): double free detected (huge object)", p);
   // Read before put_chunk: once in the cache, another thread may take the
   // mapping, resize, move or unmap it.
   const std::size_t bytes = s->map_bytes;
