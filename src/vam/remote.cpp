@@ -77,6 +77,25 @@ void remote_free_suspect(Segment *s, void *p, RemoteOp op) noexcept {
   }
 }
 
+void remote_invalid(const void *p, RemoteOp op) noexcept {
+  corruption(op == RemoteOp::free ? "free(): invalid pointer (not the start of an object)"
+                                  : "realloc(): invalid pointer (not the start of an object)",
+             p);
+}
+
+void remote_realloc_check(Segment *s, void *p) noexcept {
+  if (!past_block_records(s, p)) remote_invalid(p, RemoteOp::realloc);
+  Block *b = block_of(s, p);
+  const char *start = load_relaxed(b->start);
+  const char *bump = load_relaxed(b->bump);
+  const std::uint32_t recip = load_relaxed(b->recip);
+  const auto *c = static_cast<const char *>(p);
+  const auto off = static_cast<std::uint32_t>(c - start);
+  if (!(c >= start && c < bump) || static_cast<std::uint32_t>(std::uint64_t{off} * recip) >= recip)
+    remote_invalid(p, RemoteOp::realloc);
+  if (looks_freed(p)) remote_free_suspect(s, p, RemoteOp::realloc);
+}
+
 void remote_mark_lost(const void *p) noexcept {
   corruption("free(): double free detected (by its owner and another thread), or written after another thread freed it", p);
 }

@@ -111,28 +111,37 @@ inline FreeObj *remote_medium_next(FreeObj *f) noexcept {
 FreeObj *remote_keyed_next(FreeObj *f) noexcept;
 
 // Before a remote free writes into small or medium object p of segment s:
-// a first word that reads as a link (looks_freed) is a mark (the object
+// p must lie past the segment's records (its Segment record and block
+// table): the push writes its link, and a medium object's mark, into p
+// before the owner's drain checks p, and a pointer into the records would
+// have them overwrite a block's fields, which the owner then follows. A
+// first word that reads as a link (looks_freed) is a mark (the object
 // waits on a chain already: a double free), a block list's link (the owner
 // freed it: the list is walked to confirm), or, once in 2^42, data.
 // `op` names the call in the abort: a remote free, or a realloc by a thread
-// that does not own p (remote_realloc_keeps).
+// that does not own p (remote_realloc_check).
 enum class RemoteOp : std::uint8_t { free, realloc };
 void remote_free_suspect(Segment *s, void *p, RemoteOp op = RemoteOp::free) noexcept;
+[[noreturn]] void remote_invalid(const void *p, RemoteOp op) noexcept;  // not the start of an object
+inline bool past_block_records(const Segment *s, const void *p) noexcept {
+  const std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) & (kSegmentBytes - 1);
+  return off >= kBlockTableOffset + (sizeof(Block) << (kSegmentShift - s->block_shift));
+}
 inline void remote_check(Segment *s, void *p) noexcept {
+  if (VAM_UNLIKELY(!past_block_records(s, p))) remote_invalid(p, RemoteOp::free);
   if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p);
 }
 // realloc of small or medium object p by a thread that does not own its
-// block: the checks of a remote free (a medium object's mark, the owner's
-// list), naming realloc; then, whether p may stay in place. An 8- or
-// 16-byte object whose word could be a keyed link (remote_keyed_like) may
-// wait on a chain already, which only its owner can tell (small_check_live
-// drains first): it moves, and its free then meets the first at the
-// owner's drain (remote_keyed_next) rather than being handed back to the
-// program while its owner hands it out again.
-inline bool remote_realloc_keeps(Segment *s, void *p) noexcept {
-  if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p, RemoteOp::realloc);
-  return !(s->kind == SegKind::small && remote_keyed_like(p));
-}
+// block: p must start a slot its block has handed out (read from the block's
+// record, whose start, size and bump the owner does not change while an
+// object of the block lives: for a live p they are stable, and for any
+// other pointer the test only decides which abort), and pass a remote
+// free's checks (a medium object's mark, the owner's list). p then always
+// moves: only the owner can tell whether p waits on its hot list or among
+// its block's pending slots, freed already, where a realloc that kept p in
+// place would hand it back while the owner hands it out again; the free
+// that the move makes is a remote free, which the owner's drain checks.
+void remote_realloc_check(Segment *s, void *p) noexcept;
 
 // Free into another thread's heap, alone (remote_free_large marks a large
 // object, then calls it with the plain form).

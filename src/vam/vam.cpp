@@ -271,14 +271,18 @@ bool realloc_in_place(std::size_t n, std::size_t have) noexcept { return n <= ha
 // mapping was grown, and handed out again). Another thread's small and
 // large objects are tested only as far as reads that race with no write of
 // their owner allow: a large object's in-use bits; a small or medium
-// object's first word and its block's list, as a remote free tests them,
-// and `keep` false when p must move all the same (remote_realloc_keeps).
+// object's slot, first word and block's list (remote_realloc_check), and
+// `keep` false: such an object always moves.
 std::size_t realloc_live_usable(Segment *s, void *p, bool &keep) noexcept {
   switch (s->kind) {
     case SegKind::small:
     case SegKind::medium:
-      if (s->owner == t_heap) small_check_live(t_heap, s, p);
-      else keep = remote_realloc_keeps(s, p);
+      if (s->owner == t_heap) {
+        small_check_live(t_heap, s, p);
+      } else {
+        remote_realloc_check(s, p);
+        keep = false;
+      }
       return block_of(s, p)->size - g_layout.header;
     case SegKind::large:
       if (VAM_UNLIKELY(!large_start_plausible(p)))

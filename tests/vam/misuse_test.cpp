@@ -604,6 +604,10 @@ TEST(VamMisuse, LargeDoubleFreeAcrossThreadsAbortsInEveryOrder) {
 // its own size (in place), before its drain, with another remote free
 // waiting below it; remote_then_foreign_realloc: the same realloc by a
 // third thread, which owns nothing there (main drains after it has left).
+// owner_then_foreign_realloc: main frees p (onto its block's list, or, full,
+// onto the hot list, its word untouched), then a third thread reallocates
+// it to its own size; owner_hot_then_foreign_realloc: the same with p at the
+// head of a hot list of two (its word the list's link).
 // owner_hot_then_remote: main frees an object of another full block first,
 // so that p heads a hot list of two and holds its link when the other
 // thread's free writes over it; owner_hot_then_remote_reuses: and main
@@ -616,7 +620,9 @@ enum class Twice {
   owner_hot_then_remote,
   owner_hot_then_remote_reuses,
   remote_then_realloc,
-  remote_then_foreign_realloc
+  remote_then_foreign_realloc,
+  owner_then_foreign_realloc,
+  owner_hot_then_foreign_realloc
 };
 
 // A thread that frees p when told to (or leaves without), made before the
@@ -652,7 +658,8 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
   constexpr std::size_t kMany = 1100;  // more than any block's slots (kMaxSlots)
   static void *keep[3 * kMany];
   static void *got[6 * kMany];
-  const bool hot = how == Twice::owner_hot_then_remote || how == Twice::owner_hot_then_remote_reuses;
+  const bool hot = how == Twice::owner_hot_then_remote || how == Twice::owner_hot_then_remote_reuses ||
+                   how == Twice::owner_hot_then_foreign_realloc;
   const std::size_t n = !full ? 8 : hot ? 3 * kMany : kMany;
   for (std::size_t i = 0; i < n; ++i) keep[i] = vam_malloc(size);
   void *p = keep[3];
@@ -701,6 +708,18 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
       vam_free(p);
       keep[3] = vam_malloc(size);  // p again, most likely: live, and still on the remote stack
       break;
+    case Twice::owner_then_foreign_realloc:
+      vam_free(p);
+      third.free_now();
+      keep[3] = third.result();
+      break;
+    case Twice::owner_hot_then_foreign_realloc:
+      vam_free(keep[other]);
+      vam_free(p);
+      if (class_hot(t_heap, ClassBlocks::block(p)->cls) != p) return kSetUpFailed;
+      third.free_now();
+      keep[3] = third.result();
+      break;
   }
   vam_collect();  // applies the remote frees
   const std::size_t m = 2 * n;
@@ -709,7 +728,8 @@ int small_cross_double_free(std::size_t size, Twice how, bool full) {
     for (std::size_t k = 0; k < n; ++k)
       if (got[i] == keep[k] &&
           (k != 3 || how == Twice::remote_then_owner_reuses || how == Twice::owner_hot_then_remote_reuses ||
-           how == Twice::remote_then_realloc || how == Twice::remote_then_foreign_realloc) &&
+           how == Twice::remote_then_realloc || how == Twice::remote_then_foreign_realloc ||
+           how == Twice::owner_then_foreign_realloc || how == Twice::owner_hot_then_foreign_realloc) &&
           (other == 0 || k != other))
         return kHandedOutTwice;
   std::sort(got, got + m);
@@ -732,11 +752,16 @@ TEST(VamMisuse, SmallDoubleFreeAcrossThreadsAbortsInEveryOrderForEveryClass) {
                {Twice::remote_then_realloc, "by another thread, then reallocated in place by the owner",
                 "vam: realloc(): double free / realloc of a freed object"},
                {Twice::remote_then_foreign_realloc, "by another thread, then reallocated by a third thread",
-                "double free"}};  // found by realloc (a medium object's mark) or by the drain
+                "double free"},  // found by realloc (a medium object's mark) or by the drain
+               {Twice::owner_then_foreign_realloc, "by the owner, then reallocated by another thread",
+                "double free"},  // found by realloc (p on its block's list) or by the drain (p hot)
+               {Twice::owner_hot_then_foreign_realloc,
+                "by the owner onto a hot list of two, then reallocated by another thread", "double free"}};
   for (unsigned c = 0; c < g_layout.classes; ++c)
     for (const auto &k : cases)
       for (bool full : {false, true}) {
-        const bool hot = k.how == Twice::owner_hot_then_remote || k.how == Twice::owner_hot_then_remote_reuses;
+        const bool hot = k.how == Twice::owner_hot_then_remote || k.how == Twice::owner_hot_then_remote_reuses ||
+                         k.how == Twice::owner_hot_then_foreign_realloc;
         if (hot && (!full || g_layout.inline_fine == 0)) continue;
         const std::size_t size = layout_usable(c);
         const Outcome o = in_child([size, how = k.how, full] { return small_cross_double_free(size, how, full); });
@@ -783,6 +808,41 @@ TEST(VamMisuse, ForeignReallocOfALiveObjectThatReadsAsALinkMovesIt) {
     const Outcome o = in_child([size] { return foreign_realloc_of_link_like(size); });
     ASSERT_EQ(o.code(), 0) << size << " bytes: " << describe(o);
   }
+}
+
+// Another thread's realloc of a pointer 4 or 8 bytes into a live object of
+// every class (inside its slot), or its free of the address of the
+// object's block record (in the segment's header): each names the pointer
+// as no object's start. Unchecked, the realloc returned the interior
+// pointer as a new object, and the free wrote its link into the block's
+// record, which the owner then followed (a fault).
+int foreign_bad_pointer(std::size_t size, bool realloc) {
+  vam_free(vam_malloc(64));
+  void *keep[16];
+  for (auto &k : keep) k = vam_malloc(size);
+  char *p = static_cast<char *>(keep[3]);
+  void *bad = realloc ? static_cast<void *>(p + (size >= 16 ? 8 : 4))
+                      : static_cast<void *>(&const_cast<Block *>(ClassBlocks::block(p))->free);
+  std::thread([bad, size, realloc] {
+    if (realloc) vam_realloc(bad, size);
+    else vam_free(bad);
+  }).join();
+  vam_collect();
+  for (int i = 0; i < 64; ++i) vam_malloc(size);
+  return 0;
+}
+
+TEST(VamMisuse, ForeignReallocOrFreeOfAPointerThatStartsNoObjectAbortsForEveryClass) {
+  for (unsigned c = 0; c < g_layout.classes; ++c)
+    for (bool realloc : {true, false}) {
+      const std::size_t size = layout_usable(c);
+      const Outcome o = in_child([size, realloc] { return foreign_bad_pointer(size, realloc); });
+      const char *want = realloc ? "vam: realloc(): invalid pointer (not the start of an object)"
+                                 : "vam: free(): invalid pointer (not the start of an object)";
+      ASSERT_TRUE(o.aborted() && o.err.find(want) != std::string::npos)
+          << size << " bytes, another thread's " << (realloc ? "realloc inside the object" : "free of its block record")
+          << ": " << describe(o);
+    }
 }
 
 // ---- 1d'. A one-byte overflow into a hot object's link ---------------------
