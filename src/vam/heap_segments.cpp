@@ -142,6 +142,7 @@ Segment *HeapSegments::map(Heap *owner, SegKind kind, std::uint32_t block_shift,
   s->magic = kSegmentMagic;
   s->kind = kind;
   s->block_shift = block_shift;
+  s->records_end = static_cast<std::uint32_t>(kBlockTableOffset + (sizeof(Block) << (kSegmentShift - block_shift)));
   s->owner = owner;
   s->map_bytes = kSegmentBytes;
   stats.segment_mapped(resident);

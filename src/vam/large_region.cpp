@@ -121,6 +121,10 @@ static bool quick_link_fits(const Chunk *next, int n) noexcept {
   return n > 1 && (next->head & (kChunkInUse | kChunkQuick)) == (kChunkInUse | kChunkQuick);
 }
 
+void large_not_an_object(const void *p) noexcept {
+  corruption("free(): invalid pointer (not the start of a large object)", p);
+}
+
 void chunk_link_broken(const Chunk *c) noexcept {
   corruption("heap corruption: a freed large object's link was overwritten (write after free?)",
              reinterpret_cast<const char *>(c) + kChunkHeader);

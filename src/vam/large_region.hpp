@@ -86,6 +86,9 @@ inline bool large_start_plausible(const void *p) noexcept {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   return (a & 15) == 0 && (a & (kSegmentBytes - 1)) >= kRegionFirstChunk + kChunkHeader;
 }
+// free's abort for a pointer that fails it; not declared [[noreturn]], so
+// that the call stays a tail jump (large_region.cpp).
+void large_not_an_object(const void *p) noexcept;
 inline void *chunk_payload(Chunk *c) noexcept { return reinterpret_cast<char *>(c) + kChunkHeader; }
 
 // A free chunk's links (next, prev) and a quick chunk's (next) are the

@@ -55,6 +55,7 @@ void remote_flush(RemoteBatch &b) noexcept {
 // taken p off meanwhile), and the free goes on: the word was data, or the
 // owner handed p out again, the one misuse no check here can see.
 void remote_free_suspect(Segment *s, void *p, RemoteOp op) noexcept {
+  if (!past_block_records(s, p)) remote_invalid(p, op);
   const bool by_free = op == RemoteOp::free;
   if (remote_form(s) == RemoteForm::marked && remote_marked(p))
     corruption(by_free ? "free(): double free detected (freed by another thread already)"
@@ -84,7 +85,7 @@ void remote_invalid(const void *p, RemoteOp op) noexcept {
 }
 
 void remote_realloc_check(Segment *s, void *p) noexcept {
-  if (!past_block_records(s, p)) remote_invalid(p, RemoteOp::realloc);
+  if (!past_block_records(s, p)) remote_invalid(p, RemoteOp::realloc);  // before the block record is read
   Block *b = block_of(s, p);
   const char *start = load_relaxed(b->start);
   const char *bump = load_relaxed(b->bump);

@@ -122,14 +122,14 @@ FreeObj *remote_keyed_next(FreeObj *f) noexcept;
 // that does not own p (remote_realloc_check).
 enum class RemoteOp : std::uint8_t { free, realloc };
 void remote_free_suspect(Segment *s, void *p, RemoteOp op = RemoteOp::free) noexcept;
-[[noreturn]] void remote_invalid(const void *p, RemoteOp op) noexcept;  // not the start of an object
+[[noreturn]] void remote_invalid(const void *p, RemoteOp op) noexcept;  // p starts no object
 inline bool past_block_records(const Segment *s, const void *p) noexcept {
-  const std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) & (kSegmentBytes - 1);
-  return off >= kBlockTableOffset + (sizeof(Block) << (kSegmentShift - s->block_shift));
+  return (reinterpret_cast<std::uintptr_t>(p) & (kSegmentBytes - 1)) >= s->records_end;
 }
+// Both tests reach remote_free_suspect, which tells them apart: one call
+// site, so that free's code around it is laid out as without the first.
 inline void remote_check(Segment *s, void *p) noexcept {
-  if (VAM_UNLIKELY(!past_block_records(s, p))) remote_invalid(p, RemoteOp::free);
-  if (VAM_UNLIKELY(looks_freed(p))) remote_free_suspect(s, p);
+  if (VAM_UNLIKELY(!past_block_records(s, p) || looks_freed(p))) remote_free_suspect(s, p);
 }
 // realloc of small or medium object p by a thread that does not own its
 // block: p must start a slot its block has handed out (read from the block's

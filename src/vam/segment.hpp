@@ -139,6 +139,9 @@ struct Segment {
   std::uint32_t used_blocks;   // small/medium: blocks not on an empty list
   std::uint32_t idle;          // small/medium: collections that found it empty (discard.cpp)
   std::uint32_t thp_tail;      // small/medium: advised at mapping (1); its carving tail discarded (2)
+  // small/medium: the end of its records (this one and the block table):
+  // no object starts below it (another thread's free tests it: remote.hpp)
+  std::uint32_t records_end;
   char *touched_end;           // large: end of the part ever handed out (for pages in use)
 
   Block *blocks() noexcept {

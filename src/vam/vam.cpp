@@ -209,7 +209,7 @@ void free_checked(Segment *s, void *p) noexcept {
         remote_free(s->owner, p, remote_form(s));
     }
   } else if (s->kind == SegKind::large) {
-    if (VAM_UNLIKELY(!large_start_plausible(p))) corruption("free(): invalid pointer (not the start of a large object)", p);
+    if (VAM_UNLIKELY(!large_start_plausible(p))) return large_not_an_object(p);
     if (s->owner == h) large_free_local(h, p);
     else remote_free_large(s->owner, p);
   } else {
