@@ -164,6 +164,21 @@ TEST(VamLarge, AHeapWithFewLargeObjectsStillHoldsOneFreedChunkWhole) {
   vam_collect();
 }
 
+// Two 12000-byte objects and a guard after them, then the first freed, and
+// the second too when `held` is 2: a quick list of one chunk or two, the
+// second on top.
+struct QuickPair {
+  char *a, *b;
+  void *guard;
+};
+QuickPair quick_list_of(int held) {
+  sweep_if_quick();
+  QuickPair q{static_cast<char *>(vam_malloc(12000)), static_cast<char *>(vam_malloc(12000)), vam_malloc(12000)};
+  vam_free(q.a);
+  if (held == 2) vam_free(q.b);
+  return q;
+}
+
 TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: no quick list holds the chunk";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -172,15 +187,10 @@ TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
   for (int held : {1, 2}) {
     EXPECT_DEATH(
         {
-          sweep_if_quick();
-          char *a = static_cast<char *>(vam_malloc(12000));
-          char *b = static_cast<char *>(vam_malloc(12000));
-          void *guard = vam_malloc(12000);
-          vam_free(a);
-          if (held == 2) vam_free(b);
-          (held == 2 ? b : a)[0] = 0x77;  // the top chunk's link
+          const QuickPair q = quick_list_of(held);
+          (held == 2 ? q.b : q.a)[0] = 0x77;  // the top chunk's link
           for (int i = 0; i < 3; ++i) vam_malloc(12000);
-          vam_free(guard);
+          vam_free(q.guard);
         },
         "vam: malloc\\(\\): corrupted quick list \\(write after free\\?\\)");
   }
@@ -220,15 +230,10 @@ TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsWhenTheListsAreSwept) {
   for (int held : {1, 2}) {
     EXPECT_DEATH(
         {
-          sweep_if_quick();
-          char *a = static_cast<char *>(vam_malloc(12000));
-          char *b = static_cast<char *>(vam_malloc(12000));
-          void *guard = vam_malloc(12000);
-          vam_free(a);
-          if (held == 2) vam_free(b);
-          a[1] ^= 0x40;  // the link of the list's last chunk
+          const QuickPair q = quick_list_of(held);
+          q.a[1] ^= 0x40;  // the link of the list's last chunk
           vam_collect();
-          vam_free(guard);
+          vam_free(q.guard);
         },
         "vam: corrupted quick list \\(write after free\\?\\)");
   }

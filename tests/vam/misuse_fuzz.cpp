@@ -42,6 +42,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_run.hpp"
+
 #if defined(FUZZ_PREFIXED)
 #include "alloclab/vam.h"
 #endif
@@ -409,45 +411,30 @@ int run_trial(uint64_t seed) {
 enum Outcome : unsigned { kCaught, kPassedOutcome, kMootOutcome, kUnmapped, kFault, kFailed, kOther, kOutcomes };
 const char *const kOutcomeNames[kOutcomes] = {"caught", "passed", "moot", "unmapped", "fault", "FAILED", "other"};
 
-struct Result {
-  Outcome outcome;
-  int status;
-  char err[512];
-};
+Outcome classify(const vam_test::Outcome &o) {
+  if (o.signal() != 0)
+    return o.signal() == SIGABRT ? kCaught : (o.signal() == SIGSEGV || o.signal() == SIGBUS) ? kFault : kOther;
+  const int code = o.code();
+  return code == kPassed                            ? kPassedOutcome
+         : code == kMoot                            ? kMootOutcome
+         : code == kWriteFault                      ? kUnmapped
+         : (code == kOverlap || code == kBadPointer) ? kFailed
+                                                    : kOther;
+}
 
-Result in_child(uint64_t seed) {
-  int fds[2];
-  if (pipe(fds) != 0) abort();
-  fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) abort();
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], 2);
+vam_test::Outcome trial_in_child(uint64_t seed) {
+  return vam_test::in_child([seed] {
     alarm(5);  // a trial takes milliseconds: one that hangs ends as "other"
-    _exit(run_trial(seed));
-  }
-  close(fds[1]);
-  Result r{};
-  size_t len = 0;
-  for (ssize_t got; (got = read(fds[0], r.err + len, sizeof r.err - 1 - len)) > 0;) len += static_cast<size_t>(got);
-  char sink[256];
-  while (read(fds[0], sink, sizeof sink) > 0) {
-  }
-  close(fds[0]);
-  waitpid(pid, &r.status, 0);
-  if (WIFSIGNALED(r.status)) {
-    const int sig = WTERMSIG(r.status);
-    r.outcome = sig == SIGABRT ? kCaught : (sig == SIGSEGV || sig == SIGBUS) ? kFault : kOther;
-  } else {
-    const int code = WEXITSTATUS(r.status);
-    r.outcome = code == kPassed                            ? kPassedOutcome
-                : code == kMoot                            ? kMootOutcome
-                : code == kWriteFault                      ? kUnmapped
-                : (code == kOverlap || code == kBadPointer) ? kFailed
-                                                           : kOther;
-  }
-  return r;
+    return run_trial(seed);
+  });
+}
+
+// The index of `name` among `names`, or -1 (with a message).
+int find_name(const char *name, const char *const *names, unsigned n, const char *what) {
+  for (unsigned i = 0; i < n; ++i)
+    if (strcmp(name, names[i]) == 0) return static_cast<int>(i);
+  fprintf(stderr, "misuse_fuzz: no %s named '%s'\n", what, name);
+  return -1;
 }
 
 int usage() {
@@ -489,21 +476,11 @@ int main(int argc, char **argv) {
       g_verbose = true;
       return run_trial(seed);
     } else if (val && strcmp(arg, "--list") == 0) {
-      for (unsigned o = 0; o < kOutcomes; ++o)
-        if (strcmp(val, kOutcomeNames[o]) == 0) list = static_cast<int>(o);
-      if (list < 0) {
-        fprintf(stderr, "misuse_fuzz: no outcome named '%s'\n", val);
-        return 2;
-      }
+      if ((list = find_name(val, kOutcomeNames, kOutcomes, "outcome")) < 0) return 2;
       ++a;
       continue;
     } else if (val && strcmp(arg, "--only") == 0) {
-      for (unsigned m = 0; m < kMisuses; ++m)
-        if (strcmp(val, kMisuseNames[m]) == 0) only = static_cast<int>(m);
-      if (only < 0) {
-        fprintf(stderr, "misuse_fuzz: no misuse named '%s'\n", val);
-        return 2;
-      }
+      if ((only = find_name(val, kMisuseNames, kMisuses, "misuse")) < 0) return 2;
       ++a;
       continue;
     } else {
@@ -518,17 +495,17 @@ int main(int argc, char **argv) {
   for (uint64_t seed = from; seed < from + trials; ++seed) {
     const Trial t = make_trial(seed);
     if (only >= 0 && t.misuse != static_cast<unsigned>(only)) continue;
-    const Result r = in_child(seed);
-    ++counts[t.misuse][r.outcome];
-    const bool bad_fault = r.outcome == kFault && writes_nothing(t.misuse);
-    if (r.outcome == kFailed || r.outcome == kOther || r.outcome == kFault ||
-        r.outcome == static_cast<Outcome>(list)) {
-      if (r.outcome == kFailed) ++failures;
+    const vam_test::Outcome o = trial_in_child(seed);
+    const Outcome outcome = classify(o);
+    ++counts[t.misuse][outcome];
+    const bool bad_fault = outcome == kFault && writes_nothing(t.misuse);
+    if (outcome == kFailed || outcome == kOther || outcome == kFault || outcome == static_cast<Outcome>(list)) {
+      if (outcome == kFailed) ++failures;
       if (bad_fault) ++bad_faults;
       if (shown++ < 20)
         printf("seed %llu (%s, %s sizes): %s, status 0x%x: %s%s", static_cast<unsigned long long>(seed),
-               kMisuseNames[t.misuse], kRangeNames[t.range], kOutcomeNames[r.outcome], r.status, r.err,
-               r.err[0] && r.err[strlen(r.err) - 1] == '\n' ? "" : "\n");
+               kMisuseNames[t.misuse], kRangeNames[t.range], kOutcomeNames[outcome], o.status, o.err.c_str(),
+               !o.err.empty() && o.err.back() == '\n' ? "" : "\n");
     }
   }
   printf("%-22s", "misuse");

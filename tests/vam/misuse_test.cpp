@@ -22,6 +22,7 @@
 
 #include "alloclab/vam.h"
 #include "api_test_support.hpp"
+#include "child_run.hpp"
 #include "vam/free_list.hpp"
 #include "vam/large_region.hpp"
 #include "vam/remote.hpp"
@@ -31,42 +32,11 @@ namespace {
 using namespace vam_test;
 using namespace alloclab::vam;
 
-// What a child's run came to: its wait status and what it wrote to stderr.
-struct Outcome {
-  int status = 0;
-  std::string err;
-  bool aborted() const { return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT; }
-  int code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
-};
-
 // Exit codes of a child that was not stopped.
 constexpr int kHandedOutTwice = 3;   // one address came back from two mallocs
 constexpr int kOutsideASlot = 4;     // malloc returned a pointer no slot starts at
 constexpr int kSetUpFailed = 5;      // the layout under test could not be made
 constexpr int kNotReclaimed = 6;     // no block was given back by a reclaim (remote_reclaim.cpp)
-
-// Run f in a forked child (this process's heap, as it stands), its stderr
-// captured. The child ends with f's exit code, or 0.
-template <class F>
-Outcome in_child(F f) {
-  int fds[2];
-  if (pipe(fds) != 0) abort();
-  fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) abort();
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], 2);
-    _exit(f());
-  }
-  close(fds[1]);
-  Outcome o;
-  char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) o.err.append(buf, static_cast<std::size_t>(n));
-  close(fds[0]);
-  waitpid(pid, &o.status, 0);
-  return o;
-}
 
 std::string describe(const Outcome &o) {
   if (o.aborted()) return "aborted: " + o.err;
