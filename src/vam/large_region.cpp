@@ -292,8 +292,11 @@ void *LargeHeap::alloc_aligned(std::size_t n, std::size_t align) noexcept {
     insert(c);
     c = nc;
   }
-  segs_->stats.large(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader), 1);
+  // Counted once its tail is given back: a free subtracts the size it
+  // finds then (counted before, each aligned object left its tail's bytes
+  // counted live after its free, without end).
   release_tail(c, s);
+  segs_->stats.large(static_cast<std::int64_t>(chunk_size(c) - kChunkHeader), 1);
   return chunk_payload(c);
 }
 

@@ -196,6 +196,27 @@ TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
   }
 }
 
+TEST(VamLarge, AnAlignedObjectsFreeTakesOffWhatItsMallocCounted) {
+  // An aligned large object is carved with room for the alignment, then
+  // gives its tail back. It was counted live before the tail went, and its
+  // free took off only what was left: each one left its tail counted live
+  // for good (116 MB after 400,000 aligned mallocs and frees).
+  vam_collect();
+  vam_stats_t before, after;
+  vam_stats(&before);
+  for (std::size_t align : {32u, 256u, 4096u})
+    for (std::size_t n : {12000u, 50000u, 100000u}) {
+      void *p = vam_memalign(align, n);
+      ASSERT_NE(p, nullptr);
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % align, 0u);
+      vam_free(p);
+    }
+  vam_collect();
+  vam_stats(&after);
+  EXPECT_EQ(after.large_live_bytes, before.large_live_bytes);
+  EXPECT_EQ(after.live_objects, before.live_objects);
+}
+
 TEST(VamLarge, AWriteAfterFreeIntoAFreeChunksLinksAbortsBeforeTheyAreFollowed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // A freed object too big for the quick lists is a free chunk on the size
