@@ -3,7 +3,8 @@
 // far, one test each; this program looks for the ones not found yet.
 //
 // A trial, in a forked child, runs a random program of mallocs, frees and
-// reallocs over a table of live objects (sizes from one size range or all),
+// reallocs (and memaligns, with --aligned) over a table of live objects
+// (sizes from one size range or all),
 // commits one misuse chosen at random, and goes on with its program. Every
 // pointer the allocator returns is checked against the table: it must not
 // overlap a live object, and it must be aligned and hold the size asked. A
@@ -57,12 +58,14 @@ void *(*volatile f_malloc)(size_t) = vam_malloc;
 void (*volatile f_free)(void *) = vam_free;
 void *(*volatile f_realloc)(void *, size_t) = vam_realloc;
 size_t (*volatile f_usable)(const void *) = vam_usable_size;
+void *(*volatile f_memalign)(size_t, size_t) = vam_memalign;
 void (*f_collect)() = vam_collect;
 #else
 void *(*volatile f_malloc)(size_t) = malloc;
 void (*volatile f_free)(void *) = free;
 void *(*volatile f_realloc)(void *, size_t) = realloc;
 size_t (*volatile f_usable)(void *) = malloc_usable_size;
+void *(*volatile f_memalign)(size_t, size_t) = memalign;
 // vam's collection, when the allocator preloaded is vam (else null).
 void (*f_collect)() = nullptr;
 #endif
@@ -158,13 +161,17 @@ size_t draw_size(Rng &rng, Range range, const size_t *few) {
   _exit(code);
 }
 
-// A pointer the allocator returned for n bytes: checked, touched, recorded.
-void take(char *r, size_t n, const char *what) {
+// --aligned: a quarter of the mallocs are memaligns, of 32 B to 4 KiB.
+bool g_aligned;
+
+// A pointer the allocator returned for n bytes (at `align`, when larger
+// than malloc's): checked, touched, recorded.
+void take(char *r, size_t n, const char *what, size_t align = 0) {
   if (r == nullptr) {
     if (n > (size_t{64} << 20)) return;
     fail(kNoMemory, what, r, n, nullptr);
   }
-  const size_t align = n <= 8 ? 8 : 16;
+  if (align <= 16) align = n <= 8 ? 8 : 16;
   if (reinterpret_cast<uintptr_t>(r) % align != 0) fail(kBadPointer, "misaligned", r, n, nullptr);
   if (r >= g_static && r < g_static + sizeof g_static) fail(kOverlap, "a static address handed out", r, n, nullptr);
   const size_t extent = n ? n : 1;
@@ -206,7 +213,12 @@ void step(Trial &t) {
   const uint64_t dice = t.rng.below(100);
   if (g_nlive == 0 || (g_nlive < t.live_target && dice < 50)) {
     const size_t n = draw_size(t.rng, t.range, t.few);
-    take(static_cast<char *>(f_malloc(n)), n, "malloc");
+    if (g_aligned && t.rng.below(4) == 0) {
+      const size_t a = size_t{32} << t.rng.below(8);
+      take(static_cast<char *>(f_memalign(a, n)), n, "memalign", a);
+    } else {
+      take(static_cast<char *>(f_malloc(n)), n, "malloc");
+    }
   } else if (dice < 85) {
     f_free(untake(static_cast<unsigned>(t.rng.below(g_nlive))));
   } else {
@@ -439,8 +451,8 @@ int find_name(const char *name, const char *const *names, unsigned n, const char
 
 int usage() {
   fprintf(stderr,
-          "usage: misuse_fuzz [--from SEED] [--trials N] [--no-faults] [--only MISUSE] [--list OUTCOME]\n"
-          "       misuse_fuzz --seed SEED   (one trial in this process, for a debugger)\n");
+          "usage: misuse_fuzz [--from SEED] [--trials N] [--no-faults] [--aligned] [--only MISUSE] [--list OUTCOME]\n"
+          "       misuse_fuzz [--aligned] --seed SEED   (one trial in this process, for a debugger)\n");
   return 2;
 }
 
@@ -459,6 +471,9 @@ int main(int argc, char **argv) {
     char *end = nullptr;
     if (strcmp(arg, "--no-faults") == 0) {
       no_faults = true;
+      continue;
+    } else if (strcmp(arg, "--aligned") == 0) {
+      g_aligned = true;
       continue;
     } else if (val && strcmp(arg, "--from") == 0) {
       from = strtoull(val, &end, 10);
