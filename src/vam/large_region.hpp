@@ -248,9 +248,20 @@ class LargeHeap {
   // fit: what a reclaim checks before it reads p's link.
   static void check_in_use(const void *p) noexcept;
   // Aborts, naming the cause as free's failed check does (a walk of p's
-  // region), for a p whose own tag says it is no object in use: what another
-  // thread's free calls (remote_free_large) before it writes into p.
+  // region), for a p whose own tag says it is no object in use.
   [[noreturn]] static void free_misuse(const void *p) noexcept;
+  // Another thread's free of p (remote_free_large), before it writes into p
+  // or counts p's size towards a reclaim, which gives back the pages that
+  // size spans: p's own tag in use and not quick, and the size it holds
+  // repeated by the next chunk. An interior pointer, whose "tag" is the
+  // program's data, fails here, however its flag bits read. The tag of the
+  // chunk before is not read: its owner may be merging it meanwhile; p's
+  // own size and the next chunk's copy of it stay while p lives.
+  static void check_remote_free(const void *p) noexcept {
+    const Chunk *c = chunk_of_payload(p);
+    if (VAM_UNLIKELY((c->head & (kChunkInUse | kChunkQuick)) != kChunkInUse || !size_tags_fit(c)))
+      free_misuse(p);
+  }
   const ReclaimCounts &reclaimed() const noexcept { return reclaimed_; }
   // Largest request a region can take.
   static constexpr std::size_t region_capacity() noexcept {

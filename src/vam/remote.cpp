@@ -117,13 +117,17 @@ FreeObj *remote_keyed_next(FreeObj *f) noexcept {
 // Before it is pushed, p must be a large object in use that no other free
 // has marked (large_freed_remotely): a free chunk or one on a quick list
 // holds its list's links where the push would write, and a marked one waits
-// on a remote stack already. Only p's own tag and second word are read, which
-// the owner writes only when it frees or reallocates p itself. Then p is
+// on a remote stack already; and its tag must be a chunk's, its size
+// repeated by the next chunk (LargeHeap::check_remote_free): an interior
+// pointer's "tag" is data, whose size a reclaim would otherwise give back
+// the pages of, over the objects beyond. Only p's own tag, the next chunk's
+// copy of its size and p's second word are read, which the owner writes
+// only when it frees or reallocates p itself. Then p is
 // marked, so that the owner's own free of it, or another thread's, aborts
 // too until the owner applies this one.
 void remote_free_large(Heap *owner, void *p) noexcept {
+  LargeHeap::check_remote_free(p);
   const std::size_t head = load_relaxed(chunk_of_payload(p)->head);
-  if (VAM_UNLIKELY((head & (kChunkInUse | kChunkQuick)) != kChunkInUse)) LargeHeap::free_misuse(p);
   if (VAM_UNLIKELY(large_freed_remotely(p)))
     corruption("free(): double free detected (large object, freed by another thread already)", p);
   *remote_mark_word(p) = remote_mark_base(p) + kRemotePendingMark;

@@ -31,9 +31,29 @@
 //     objects by the owner is the program's second free of it. So the
 //     pusher gives the block's pages back (MADV_DONTNEED, counted in RSS at
 //     once), all but the ones holding the record below. Of the block's
-//     record (Block, in the segment header: the owner's) it only reads
-//     start, end, size and recip, which get_block wrote before any of the
-//     objects was handed out and which stay while any is live.
+//     record (Block, in the segment header: the owner's) it reads start,
+//     end, size, recip and cls, which get_block wrote before any of the
+//     objects was handed out and which stay while any is live, and it
+//     writes one field, `used`, to 0, before the pages go.
+//     The pages held each object's remote mark, the evidence of a second
+//     free that the drain would have met; two rules keep that evidence:
+//       - An object on the owner's hot list was freed by the owner too. A
+//         hot list of one is its object's address alone, its word never
+//         read, so the owner's malloc would hand it out with nothing
+//         checked, and the record would free it under the program. So the
+//         pusher walks the class's hot list (owner_hot_holds) and keeps a
+//         block that has an object on it, or whose list it cannot walk to
+//         its end, as an incomplete one: its frees go back for the drain.
+//       - `used` at 0 makes the owner's own free or realloc of one of the
+//         block's objects, before its drain applies the record, fail the
+//         block's test of a live object and abort as a double free; a
+//         malloc takes nothing from the block (it has no free slot in the
+//         owner's view) and reads no `used` of a full block. The owner's
+//         other readers of `used` (statistics, the retirement of an empty
+//         front) run on a heap that has drained (heap_abandon) or count it
+//         as the frees it is.
+//     A second free by the owner that races the reclaim itself (between
+//     the walk and the store to `used`) is not seen.
 //  4. Hand over. The complete blocks go back to the owner in records, each
 //     written into the first slots of one of them (the host), pushed onto
 //     the owner's stack with kRecordBit in the link to it; the other
@@ -41,7 +61,8 @@
 //     record (remote_record_apply) as the frees of its blocks' every slot,
 //     in one step, after checking in its own view what step 3 assumed: the
 //     block is the one the frees were counted in (same start, end and
-//     size), in use, with every slot live and none on the hot list. A check
+//     size), in use, untouched since (`used` still 0, nothing on its list,
+//     none pending, no room to bump) and none on the hot list. A check
 //     that fails means one of the objects was also freed by the owner (or
 //     the frees were of an earlier use of the block): a double free, which
 //     aborts, as the drain of the same frees would have.
@@ -209,6 +230,26 @@ struct Runs {
     from = to = nullptr;
   }
 };
+
+// Is any object of block e on its owner's hot list of e's class, or can
+// that list not be walked to its end (a link another thread's free wrote its
+// mark over, a page a reclaim gave back, or the owner changing the list)?
+// The owner is idle (remote_reclaim's tests): the entry and the links are
+// read relaxed, each link checked as the owner's pop checks it, and at most
+// kHotMax of them; each object read lies in a segment of vam's.
+bool owner_hot_holds(const Heap *owner, const Seen &e) noexcept {
+  std::uintptr_t v = class_hot_list(owner, load_relaxed(e.block->cls));
+  for (unsigned n = hot_length(v); n > 0; --n) {
+    const auto *q = static_cast<const char *>(hot_head(v));
+    if (q >= e.start && q < e.end) return true;
+    if (n == 1) break;
+    if (!segment_known(object_segment(q))) return true;
+    const std::uintptr_t rest = hot_decode(load_relaxed(*reinterpret_cast<const std::uintptr_t *>(q)));
+    if (!hot_rest_fits(v, rest)) return true;
+    v = rest;
+  }
+  return false;
+}
 
 // Large object p: its pages but the first (its link, and the mark below)
 // and the one its chunk's end shares with the next chunk's tag, back to the
@@ -437,7 +478,7 @@ void remote_reclaim(Heap *owner) noexcept {
   std::size_t complete = 0;
   for (std::size_t k = 0; k < blocks; ++k) {
     Seen &e = *sc->met[k];
-    if (e.count == static_cast<std::uint64_t>(e.end - e.start) / e.size) {
+    if (e.count == static_cast<std::uint64_t>(e.end - e.start) / e.size && !owner_hot_holds(owner, e)) {
       sc->complete[complete++] = &e;
     } else {
       for (FreeObj *o = e.objects, *n; o; o = n) {
@@ -462,6 +503,9 @@ void remote_reclaim(Heap *owner) noexcept {
       continue;
     }
     const std::size_t n = std::min(room, complete - i);
+    // Step 3's mark, before any page goes: the owner's free of any of these
+    // objects is a second one.
+    for (std::size_t k = 0; k < n; ++k) store_relaxed<std::uint16_t>(sc->complete[i + k]->block->used, 0);
     // Over the host's first slots: its objects' links are not needed now.
     auto *r = reinterpret_cast<Record *>(host->start);
     tell_vam_words(r, sizeof(Record) + n * sizeof(RecordEntry));
@@ -528,13 +572,14 @@ FreeObj *remote_record_apply(Heap *h, FreeObj *tagged) noexcept {
     const RecordEntry e = r->entries()[k];
     Block *b = e.block;
     const BlockState st = b->state;
-    const std::uint64_t cap = static_cast<std::uint64_t>(e.end - e.start) / e.size;
-    // What the reclaim assumed, in the owner's view (the file's head, 3 and 4).
+    // What the reclaim assumed, in the owner's view (the file's head, 3 and
+    // 4), and its mark (`used` at 0) still there: any free or malloc of one
+    // of the block's objects by the owner since would have changed it.
     const bool as_counted = segment_of(b) == segment_of(e.start) && segment_of(b)->owner == h &&
                             b->start == e.start && b->end == e.end && b->size == e.size;
-    const bool all_live = (st == BlockState::front || st == BlockState::waiting || st == BlockState::full) &&
-                          b->used == cap && !free_list_has(b->free) && b->bump >= b->end && !b->has_pending;
-    if (VAM_UNLIKELY(!as_counted || !all_live || (st == BlockState::full && hot_list_holds_of(h, b))))
+    const bool untouched = (st == BlockState::front || st == BlockState::waiting || st == BlockState::full) &&
+                           b->used == 0 && !free_list_has(b->free) && b->bump >= b->end && !b->has_pending;
+    if (VAM_UNLIKELY(!as_counted || !untouched || (st == BlockState::full && hot_list_holds_of(h, b))))
       corruption("free(): double free detected (from another thread)", e.start);
     // Every slot free: the block as get_block leaves it, its pages given back.
     b->free = free_list_end(b);

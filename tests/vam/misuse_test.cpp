@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -904,14 +906,21 @@ TEST(VamMisuse, SizedReleaseOfMoreThanTheObjectHoldsAbortsForEveryClass) {
 // block the reclaims take whole, is freed twice:
 //   remote_twice  by main, again after all the others (a later batch);
 //   owner_first   by the owner before it waits, then by main with the rest;
-//   owner_after   by main with the rest, then by the owner once it wakes.
+//   owner_after   by main with the rest, then by the owner once it wakes;
+//   owner_first_malloc, owner_after_malloc: as those two, and the owner,
+//                 once it wakes, mallocs one object of the size (p again,
+//                 from its hot list) and writes it, before any drain;
+//   owner_after_realloc: by main with the rest, then the owner reallocs p.
+// The reclaim gives back the pages that held p's remote mark, which the
+// drain would otherwise have met; and then its record frees every slot of
+// p's block, the one the owner has just handed out again included.
 // At 3,000 bytes (large) the reclaims free the objects into the owner's
 // heap themselves (LargeHeap::reclaim_free), p's double free is met by the
 // tag checks: a reclaim's, the drain's or the owner's free.
 // The owner then makes a call whose slow path drains its remote stack
 // (an aligned large malloc), and, if still running, mallocs as many
 // objects again: no address may come back twice.
-enum class Split { remote_twice, owner_first, owner_after };
+enum class Split { remote_twice, owner_first, owner_after, owner_first_malloc, owner_after_malloc, owner_after_realloc };
 
 int double_free_into_reclaimed(std::size_t size, Split how) {
   vam_free(vam_malloc(64));  // main has a heap, so its remote frees go in batches
@@ -924,17 +933,22 @@ int double_free_into_reclaimed(std::size_t size, Split how) {
   std::thread owner([&] {
     for (auto &o : objs) o = vam_malloc(size);
     void *p = objs[n / 4];
-    if (how == Split::owner_first) vam_free(p);
+    if (how == Split::owner_first || how == Split::owner_first_malloc) vam_free(p);
     {
       std::unique_lock<std::mutex> lock(m);
       step = 1;
       cv.notify_all();
       cv.wait(lock, [&] { return step == 2; });
     }
-    if (how == Split::owner_after) vam_free(p);
+    if (how == Split::owner_after || how == Split::owner_after_malloc) vam_free(p);
+    void *kept = nullptr;  // an object the program holds through the drain
+    if (how == Split::owner_first_malloc || how == Split::owner_after_malloc) kept = vam_malloc(size);
+    if (how == Split::owner_after_realloc) kept = vam_realloc(p, size);
+    if (kept) std::memset(kept, 0x11, size);
     vam_free(vam_memalign(64, 20000));
     std::vector<void *> got(n);
     for (auto &g : got) g = vam_malloc(size);
+    if (kept) got.push_back(kept);
     std::sort(got.begin(), got.end());
     if (std::adjacent_find(got.begin(), got.end()) != got.end()) result = kHandedOutTwice;
   });
@@ -961,15 +975,65 @@ TEST(VamMisuse, DoubleFreeIntoAReclaimedBlockAbortsForSeveralClasses) {
   const struct {
     Split how;
     const char *name;
-  } splits[] = {{Split::remote_twice, "twice by another thread"},
-                {Split::owner_first, "by the owner, then by another thread"},
-                {Split::owner_after, "by another thread, then by the owner"}};
+    const char *says;
+  } splits[] = {
+      {Split::remote_twice, "twice by another thread", "vam: free(): double free detected"},
+      {Split::owner_first, "by the owner, then by another thread", "vam: free(): double free detected"},
+      {Split::owner_after, "by another thread, then by the owner", "vam: free(): double free detected"},
+      {Split::owner_first_malloc, "by the owner, then by another thread, then taken by the owner's malloc",
+       "double free detected"},
+      {Split::owner_after_malloc, "by another thread, then by the owner, then taken by the owner's malloc",
+       "vam: free(): double free detected"},
+      {Split::owner_after_realloc, "by another thread, then reallocated by the owner", "double free"}};
   for (const auto &split : splits)
     for (std::size_t size : {8, 16, 48, 200, 512, 1024, 3000}) {
       const Outcome o = in_child([size, how = split.how] { return double_free_into_reclaimed(size, how); });
-      ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): double free detected") != std::string::npos)
+      ASSERT_TRUE(o.aborted() && o.err.find(split.says) != std::string::npos)
           << size << " bytes, freed " << split.name << ": " << describe(o);
     }
+}
+
+// Another thread frees a pointer inside a live large object, where the
+// word before it (the program's data) reads as a chunk's tag in use of
+// nearly 4 MiB. Counted towards a reclaim by that size, it had the reclaim
+// give back every page over the owner's live objects beyond: their bytes
+// read zero, with no message, until the owner's next free met the wiped
+// tags. The free itself must abort, and the other objects keep their bytes.
+constexpr int kLiveBytesLost = 7;
+
+int interior_large_free_by_another_thread() {
+  constexpr int kObjects = 6;
+  constexpr std::size_t kBytes = 200000;
+  char *obj[kObjects];
+  std::atomic<int> step{0};
+  std::thread owner([&] {
+    for (char *&o : obj) {
+      o = static_cast<char *>(vam_malloc(kBytes));
+      std::memset(o, 0xab, kBytes);
+    }
+    step.store(1);
+    while (step.load() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Before this thread's exit drains the free (and aborts at its tag).
+    for (int i = 1; i < kObjects; ++i)
+      if (obj[i][kBytes / 2] != static_cast<char>(0xab)) _exit(kLiveBytesLost);
+  });
+  while (step.load() != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the owner is idle
+  const std::size_t fake = (std::size_t{0x3f} << 16) | kChunkInUse;
+  for (std::size_t at : {64, 128}) {
+    std::memcpy(obj[0] + at - 8, &fake, sizeof fake);
+    vam_free(obj[0] + at);
+  }
+  step.store(2);
+  owner.join();
+  return 0;
+}
+
+TEST(VamMisuse, AnotherThreadsFreeInsideALargeObjectAbortsBeforeAReclaimCanReachItsNeighbours) {
+  const Outcome o = in_child([] { return interior_large_free_by_another_thread(); });
+  ASSERT_TRUE(o.aborted() && o.err.find("vam: free(): invalid pointer (not the start of a large object)") !=
+                                 std::string::npos)
+      << describe(o);
 }
 
 }  // namespace
