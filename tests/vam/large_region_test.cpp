@@ -1,5 +1,6 @@
 // large_region_test.cpp — large objects (large_region.hpp/.cpp): coalescing,
 // best fit, the quick lists, growing in place, and the checks of a large free.
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -171,6 +172,16 @@ struct QuickPair {
   char *a, *b;
   void *guard;
 };
+// The death tests below run their body in a new process ("threadsafe"
+// style), which reads the options anew: with the default aging delay, a
+// child that the machine's load stalls for 100 ms sweeps at the first free
+// (note_dirty), and the chunk it meant to corrupt leaves its quick list,
+// coalesced, before the write. Set while the guard lives.
+struct NoAgingInChildren {
+  NoAgingInChildren() { setenv("VAM_DISCARD_DELAY_MS", "100000000", 1); }
+  ~NoAgingInChildren() { unsetenv("VAM_DISCARD_DELAY_MS"); }
+};
+
 QuickPair quick_list_of(int held) {
   sweep_if_quick();
   QuickPair q{static_cast<char *>(vam_malloc(12000)), static_cast<char *>(vam_malloc(12000)), vam_malloc(12000)};
@@ -182,6 +193,7 @@ QuickPair quick_list_of(int held) {
 TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsAtTheNextMalloc) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: no quick list holds the chunk";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const NoAgingInChildren no_aging;
   // The payload's first word is the quick list's link: written over, a later
   // malloc must not follow it (a list of one chunk and of two).
   for (int held : {1, 2}) {
@@ -245,6 +257,7 @@ TEST(VamLarge, AWriteAfterFreeIntoAFreeChunksLinksAbortsBeforeTheyAreFollowed) {
 TEST(VamLarge, AWriteAfterFreeIntoAQuickListsLinkAbortsWhenTheListsAreSwept) {
   if (!large_quick_on()) GTEST_SKIP() << "VAM_LARGE_QUICK=off: no quick list holds the chunk";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const NoAgingInChildren no_aging;
   // A sweep (vam_collect, a thread's exit, a heap over its budget) walks
   // every quick list to free its chunks: a link written over must stop it,
   // at the list's last chunk (its null link) and at the one before.
